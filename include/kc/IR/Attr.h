@@ -1,0 +1,136 @@
+//===- kc/IR/Attr.h - Typed attribute values --------------------*- C++ -*-===//
+///
+/// \file
+/// Attribute values of operators: every PNNX parameter kind (None, bool, int,
+/// float, string, int/float/string lists, complex and complex lists) as one
+/// small tagged value, and Attrs, a key-sorted attribute dictionary.
+///
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kc {
+
+class AttrValue {
+public:
+  enum class Kind : uint8_t {
+    None,
+    Bool,
+    Int,
+    Float,
+    String,
+    IntList,
+    FloatList,
+    StringList,
+    Complex,
+    ComplexList,
+  };
+
+  AttrValue() = default; // None
+  static AttrValue none() { return AttrValue(); }
+  static AttrValue boolean(bool b);
+  static AttrValue integer(int64_t i);
+  static AttrValue real(double d);
+  static AttrValue string(std::string s);
+  static AttrValue intList(std::vector<int64_t> v);
+  static AttrValue floatList(std::vector<double> v);
+  static AttrValue stringList(std::vector<std::string> v);
+  static AttrValue complex(std::complex<double> c);
+  static AttrValue complexList(std::vector<std::complex<double>> v);
+
+  Kind kind() const { return kind_; }
+  bool isNone() const { return kind_ == Kind::None; }
+  bool isBool() const { return kind_ == Kind::Bool; }
+  bool isInt() const { return kind_ == Kind::Int; }
+  bool isFloat() const { return kind_ == Kind::Float; }
+  bool isString() const { return kind_ == Kind::String; }
+  bool isIntList() const { return kind_ == Kind::IntList; }
+  bool isFloatList() const { return kind_ == Kind::FloatList; }
+  bool isStringList() const { return kind_ == Kind::StringList; }
+  /// An int or a float.
+  bool isNumber() const { return kind_ == Kind::Int || kind_ == Kind::Float; }
+
+  bool getBool() const { return b_; }
+  int64_t getInt() const { return i_; }
+  double getFloat() const { return d_; }
+  /// An int or float as double.
+  double getNumber() const { return kind_ == Kind::Int ? double(i_) : d_; }
+  const std::string &getString() const { return s_; }
+  llvm::ArrayRef<int64_t> getIntList() const { return ints_; }
+  llvm::ArrayRef<double> getFloatList() const { return floats_; }
+  llvm::ArrayRef<std::string> getStringList() const { return strings_; }
+  std::complex<double> getComplex() const { return complexes_.empty() ? 0.0 : complexes_[0]; }
+  llvm::ArrayRef<std::complex<double>> getComplexList() const { return complexes_; }
+
+  /// A scalar int or a list of ints: PNNX writes `dim=1` and `dim=(1)` alike.
+  std::vector<int64_t> asIntVector() const;
+  /// A scalar number or a list of numbers, as doubles.
+  std::vector<double> asFloatVector() const;
+
+  llvm::StringRef kindName() const;
+
+  friend bool operator==(const AttrValue &a, const AttrValue &b);
+  friend bool operator!=(const AttrValue &a, const AttrValue &b) { return !(a == b); }
+
+private:
+  Kind kind_ = Kind::None;
+  bool b_ = false;
+  int64_t i_ = 0;
+  double d_ = 0;
+  std::string s_;
+  std::vector<int64_t> ints_;
+  std::vector<double> floats_;
+  std::vector<std::string> strings_;
+  std::vector<std::complex<double>> complexes_;
+};
+
+/// kc's textual form of a value: `none`, `true`, `3`, `1e-05`, `"zeros"`,
+/// `[1,2]`, `[1.5,2.0]`, `["a","b"]`, `(1.0+2.0j)`. Floats print in the shortest
+/// form that reads back to the same double, always with a `.` or exponent.
+std::string attrToString(const AttrValue &v);
+/// Shortest round-trip text of a double, with `.0` appended when it would
+/// otherwise read as an integer; `inf`, `-inf`, `nan`.
+std::string formatDouble(double d);
+
+/// An attribute dictionary, kept sorted by key (byte order, as PNNX writes).
+class Attrs {
+public:
+  using Entry = std::pair<std::string, AttrValue>;
+
+  Attrs() = default;
+  Attrs(std::initializer_list<Entry> init);
+
+  /// Sets (or replaces) `key`.
+  void set(llvm::StringRef key, AttrValue value);
+  bool erase(llvm::StringRef key);
+  const AttrValue *find(llvm::StringRef key) const;
+  bool has(llvm::StringRef key) const { return find(key) != nullptr; }
+
+  /// Typed getters with a fallback for absent (or None) values.
+  int64_t getInt(llvm::StringRef key, int64_t dflt) const;
+  double getFloat(llvm::StringRef key, double dflt) const;
+  bool getBool(llvm::StringRef key, bool dflt) const;
+  std::string getString(llvm::StringRef key, llvm::StringRef dflt) const;
+  std::vector<int64_t> getInts(llvm::StringRef key, std::vector<int64_t> dflt = {}) const;
+  std::vector<double> getFloats(llvm::StringRef key, std::vector<double> dflt = {}) const;
+
+  llvm::ArrayRef<Entry> entries() const { return entries_; }
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+
+  friend bool operator==(const Attrs &a, const Attrs &b) { return a.entries_ == b.entries_; }
+  friend bool operator!=(const Attrs &a, const Attrs &b) { return !(a == b); }
+
+private:
+  std::vector<Entry> entries_;
+};
+
+} // namespace kc

@@ -1,0 +1,257 @@
+//===- Functor.cpp - Visitors and mutators over the IR --------------------===//
+#include "kc/IR/Functor.h"
+
+namespace kc {
+
+//===----------------------------------------------------------------------===//
+// ExprVisitor
+
+void ExprVisitor::VisitExpr(const Expr &e) {
+  if (!e)
+    return;
+  if (visitCounter_[e.get()]++ > 0)
+    return;
+  ExprFunctor::VisitExpr(e);
+}
+
+void ExprVisitor::VisitExpr_(const VarNode *) {}
+void ExprVisitor::VisitExpr_(const ConstantNode *) {}
+void ExprVisitor::VisitExpr_(const OpNode *) {}
+
+void ExprVisitor::VisitExpr_(const CallNode *op) {
+  VisitExpr(op->callee());
+  for (const Expr &a : op->args())
+    VisitExpr(a);
+}
+
+void ExprVisitor::VisitExpr_(const FunctionNode *op) {
+  for (const Var &p : op->params())
+    VisitExpr(p);
+  VisitExpr(op->body());
+}
+
+void ExprVisitor::VisitExpr_(const TupleNode *op) {
+  for (const Expr &f : op->fields())
+    VisitExpr(f);
+}
+
+void ExprVisitor::VisitExpr_(const TupleGetItemNode *op) { VisitExpr(op->tuple()); }
+
+//===----------------------------------------------------------------------===//
+// ExprMutator
+
+Expr ExprMutator::VisitExpr(const Expr &e) {
+  if (!e)
+    return e;
+  auto it = memo_.find(e.get());
+  if (it != memo_.end())
+    return it->second;
+  Expr r = ExprFunctor::VisitExpr(e);
+  memo_[e.get()] = r;
+  return r;
+}
+
+Expr ExprMutator::VisitExpr_(const VarNode *op) { return Expr(op); }
+Expr ExprMutator::VisitExpr_(const ConstantNode *op) { return Expr(op); }
+Expr ExprMutator::VisitExpr_(const OpNode *op) { return Expr(op); }
+
+Expr ExprMutator::VisitExpr_(const CallNode *op) {
+  Expr callee = Mutate(op->callee());
+  llvm::SmallVector<Expr, 4> args;
+  bool changed = callee.get() != op->callee().get();
+  for (const Expr &a : op->args()) {
+    args.push_back(Mutate(a));
+    changed |= args.back().get() != a.get();
+  }
+  if (!changed)
+    return Expr(op);
+  Call n = call(callee, args, op->attrs(), op->keys(), op->name());
+  n->setLoc(op->loc());
+  return n;
+}
+
+Expr ExprMutator::VisitExpr_(const FunctionNode *op) {
+  llvm::SmallVector<Var, 4> params;
+  for (const Var &p : op->params()) {
+    Expr np = Mutate(p);
+    auto *v = llvm::dyn_cast_or_null<VarNode>(np.get());
+    params.push_back(v ? Var(v) : p);
+  }
+  return withBody(Function(op), params, Mutate(op->body()));
+}
+
+Expr ExprMutator::VisitExpr_(const TupleNode *op) {
+  llvm::SmallVector<Expr, 4> fields;
+  for (const Expr &f : op->fields())
+    fields.push_back(Mutate(f));
+  return withFields(Tuple(op), fields);
+}
+
+Expr ExprMutator::VisitExpr_(const TupleGetItemNode *op) {
+  return withTuple(TupleGetItem(op), Mutate(op->tuple()));
+}
+
+//===----------------------------------------------------------------------===//
+// Dataflow expansion
+
+static bool isDataflow(const ExprNode *e) {
+  return llvm::isa<CallNode>(e) || llvm::isa<TupleNode>(e) || llvm::isa<TupleGetItemNode>(e);
+}
+
+void ExpandDataflow(const Expr &expr, const std::function<bool(const Expr &)> &fcheckVisited,
+                    const std::function<void(const Expr &)> &fvisitLeaf) {
+  // Each entry: a node and whether its children have been pushed already.
+  std::vector<std::pair<Expr, bool>> stack;
+  auto push = [&](const Expr &e) {
+    if (e && !fcheckVisited(e))
+      stack.emplace_back(e, false);
+  };
+  push(expr);
+  while (!stack.empty()) {
+    auto &[node, expanded] = stack.back();
+    if (fcheckVisited(node)) {
+      stack.pop_back();
+      continue;
+    }
+    if (expanded || !isDataflow(node.get())) {
+      Expr n = node;
+      stack.pop_back();
+      fvisitLeaf(n);
+      continue;
+    }
+    expanded = true;
+    Expr n = node; // `stack` may reallocate below
+    // Push children in reverse so that they are visited left to right.
+    if (auto *c = llvm::dyn_cast<CallNode>(n.get())) {
+      for (size_t i = c->numArgs(); i-- > 0;)
+        push(c->arg(i));
+      push(c->callee());
+    } else if (auto *t = llvm::dyn_cast<TupleNode>(n.get())) {
+      for (size_t i = t->fields().size(); i-- > 0;)
+        push(t->fields()[i]);
+    } else if (auto *g = llvm::dyn_cast<TupleGetItemNode>(n.get())) {
+      push(g->tuple());
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// MixedModeVisitor
+
+bool MixedModeVisitor::CheckVisited(const Expr &e) {
+  auto it = visitCounter_.find(e.get());
+  if (it != visitCounter_.end() && it->second >= size_t(visitLimit_)) {
+    ++it->second;
+    return true;
+  }
+  return false;
+}
+
+void MixedModeVisitor::VisitLeaf(const Expr &e) {
+  if (visitCounter_[e.get()]++ < size_t(visitLimit_))
+    ExprFunctor::VisitExpr(e);
+}
+
+void MixedModeVisitor::VisitExpr(const Expr &e) {
+  if (!e)
+    return;
+  ExpandDataflow(
+      e, [this](const Expr &n) { return CheckVisited(n); },
+      [this](const Expr &n) { VisitLeaf(n); });
+}
+
+// Dataflow children were visited by ExpandDataflow before the node itself;
+// only non-dataflow children (e.g. a Function callee) can still be unvisited.
+void MixedModeVisitor::VisitExpr_(const CallNode *op) {
+  if (!isDataflow(op->callee().get()))
+    VisitExpr(op->callee());
+}
+void MixedModeVisitor::VisitExpr_(const TupleNode *) {}
+void MixedModeVisitor::VisitExpr_(const TupleGetItemNode *) {}
+
+//===----------------------------------------------------------------------===//
+// MixedModeMutator
+
+void MixedModeMutator::VisitLeaf(const Expr &e) {
+  if (!memo_.count(e.get())) {
+    Expr r = DispatchVisitExpr(e);
+    memo_[e.get()] = r;
+  }
+}
+
+Expr MixedModeMutator::VisitExpr(const Expr &e) {
+  if (!e)
+    return e;
+  auto it = memo_.find(e.get());
+  if (it != memo_.end())
+    return it->second;
+  if (preVisit_)
+    ExpandDataflow(
+        e, [this](const Expr &n) { return CheckVisited(n); },
+        [this](const Expr &n) { VisitLeaf(n); });
+  else
+    VisitLeaf(e);
+  return memo_[e.get()];
+}
+
+//===----------------------------------------------------------------------===//
+// ExprRewriter, PostOrderRewrite, PostOrderVisit
+
+ExprRewriter::FType ExprRewriter::initVTable() {
+  FType vtable;
+#define KC_EXPR_NODE(Name)                                                                         \
+  vtable.set_dispatch<Name##Node>(                                                                 \
+      [](const Expr &n, ExprRewriter *self, const Expr &post) -> Expr {                            \
+        return self->Rewrite_(static_cast<const Name##Node *>(n.get()), post);                     \
+      });
+#include "kc/IR/Nodes.def"
+  return vtable;
+}
+
+Expr ExprRewriter::Rewrite(const Expr &pre, const Expr &post) {
+  static const FType vtable = initVTable();
+  return vtable(pre, this, post);
+}
+
+namespace {
+class PostOrderRewriter final : public MixedModeMutator {
+public:
+  explicit PostOrderRewriter(ExprRewriter *rewriter) : rewriter_(rewriter) {}
+  using MixedModeMutator::VisitExpr_;
+
+  Expr Rewrite_(const CallNode *pre, const Expr &post) override { return apply(pre, post); }
+  Expr Rewrite_(const TupleNode *pre, const Expr &post) override { return apply(pre, post); }
+  Expr Rewrite_(const TupleGetItemNode *pre, const Expr &post) override {
+    return apply(pre, post);
+  }
+
+private:
+  Expr apply(const ExprNode *pre, const Expr &post) {
+    return rewriter_->Rewrite(Expr(pre), post);
+  }
+  ExprRewriter *rewriter_;
+};
+} // namespace
+
+Expr PostOrderRewrite(const Expr &expr, ExprRewriter *rewriter) {
+  PostOrderRewriter mutator(rewriter);
+  return mutator.Mutate(expr);
+}
+
+void PostOrderVisit(const Expr &e, const std::function<void(const Expr &)> &fvisit) {
+  class Visitor final : public MixedModeVisitor {
+  public:
+    explicit Visitor(const std::function<void(const Expr &)> &f) : f_(f) {}
+    void VisitLeaf(const Expr &e) override {
+      MixedModeVisitor::VisitLeaf(e);
+      f_(e);
+    }
+
+  private:
+    const std::function<void(const Expr &)> &f_;
+  };
+  Visitor v(fvisit);
+  v.VisitExpr(e);
+}
+
+} // namespace kc
