@@ -1,0 +1,59 @@
+//===- kc/IR/Rpn.h - Reverse-Polish expression programs ---------*- C++ -*-===//
+///
+/// \file
+/// A primitive expression function as a flat postfix program: push an
+/// argument, push a literal, or apply an op to the top of the stack. The
+/// `lower-rpn` pass stores it in the IR as the function body
+///
+///     %2 = rpn(%0, %1) {program=["%0", "%1", "add", "2.5", "mul"]} : f32[...]
+///
+/// and the interpreter runs it on a stack machine, block by block. Both go
+/// through this one representation.
+///
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kc/IR/Expr.h"
+#include "kc/IR/Op.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace kc {
+
+struct RpnInstr {
+  enum class Kind : uint8_t { Arg, Literal, Apply };
+  explicit RpnInstr(Kind k) : kind(k) {}
+  Kind kind;
+  unsigned arg = 0;          ///< Arg: parameter index
+  AttrValue literal;         ///< Literal: the value
+  DType literalType = DType::F32;
+  const OpDef *op = nullptr; ///< Apply: the operation (its arity pops)
+  unsigned numOperands = 0;  ///< Apply: how many values it pops
+};
+
+struct RpnProgram {
+  std::vector<RpnInstr> code;
+  unsigned numParams = 0;
+  /// Largest stack depth reached while running the program.
+  unsigned maxDepth = 0;
+
+  /// Text tokens: `%i` for arguments, `2.5:f32` for literals, op names
+  /// (with `/n` appended when the op takes a variable number of operands).
+  std::vector<std::string> toTokens() const;
+};
+
+/// The op name of the lowered body.
+constexpr const char *kRpnOpName = "rpn";
+
+/// Lowers a primitive function to a program: from its expression AST, or
+/// reads it back from an already lowered body (an `rpn` call).
+llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn);
+/// Parses the `program` tokens of an `rpn` call.
+llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, unsigned numParams);
+/// True when `fn`'s body is already an `rpn` call.
+bool isLoweredToRpn(const FunctionNode &fn);
+
+} // namespace kc

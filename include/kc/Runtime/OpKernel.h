@@ -1,0 +1,95 @@
+//===- kc/Runtime/OpKernel.h - Kernels bound to IR calls --------*- C++ -*-===//
+///
+/// \file
+/// The interpreter's dispatch table from operators to kernels. Each kernel
+/// file registers a factory for the ops it implements; at load time the
+/// interpreter asks the factory for a kernel instance bound to one Call (the
+/// place to validate attributes and pre-pack weights, once). At run time the
+/// instance maps input tensors to preallocated output tensors.
+///
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kc/IR/Expr.h"
+#include "kc/IR/Op.h"
+#include "kc/Runtime/Tensor.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <vector>
+
+namespace kc::rt {
+
+/// What a kernel may use while running: a scratch buffer sized by
+/// `workspaceBytes()`, reused across kernels (never allocated per run).
+struct ExecContext {
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+};
+
+class OpKernel {
+public:
+  virtual ~OpKernel() = default;
+  /// `inputs` are the call's data arguments (weights are bound at creation),
+  /// `outputs` the preallocated results, shaped by the call's type.
+  virtual void run(llvm::ArrayRef<const Tensor *> inputs, llvm::ArrayRef<Tensor *> outputs,
+                   ExecContext &ctx) = 0;
+  /// Scratch bytes `run` needs (e.g. an im2col buffer).
+  virtual size_t workspaceBytes() const { return 0; }
+  /// If output 0 is only a re-shaped view of input `i`'s bytes (reshape,
+  /// flatten, squeeze), returns i: the planner then aliases instead of
+  /// copying. -1 otherwise.
+  virtual int viewOfInput() const { return -1; }
+};
+
+/// Information a factory gets besides the call.
+struct KernelBuildContext {
+  int numThreads = 1;
+};
+
+/// Builds a kernel for `call`, or explains why it cannot (unsupported
+/// attribute, missing weight data, dynamic shape).
+using KernelFactory = llvm::Expected<std::unique_ptr<OpKernel>> (*)(const CallNode &call,
+                                                                     const KernelBuildContext &ctx);
+
+class KernelRegistry {
+public:
+  static KernelRegistry &global();
+  /// Registers `factory` for the op named `opName` (resolved through the op
+  /// registry, so aliases share the kernel).
+  void add(llvm::StringRef opName, KernelFactory factory);
+  KernelFactory lookup(const OpDef *op) const;
+  /// Op names with a kernel, sorted.
+  std::vector<std::string> opNames() const;
+
+private:
+  llvm::StringMap<KernelFactory> byName_;
+};
+
+namespace detail {
+struct KernelRegistrar {
+  KernelRegistrar(llvm::StringRef opName, KernelFactory f) {
+    KernelRegistry::global().add(opName, f);
+  }
+};
+} // namespace detail
+
+/// Registers a kernel factory from the kernel's own file.
+#define KC_REGISTER_KERNEL(ID, OPNAME, FACTORY)                                                    \
+  static ::kc::rt::detail::KernelRegistrar kcKernelRegistrar_##ID [[maybe_unused]] {               \
+    OPNAME, FACTORY                                                                                \
+  }
+
+/// Shorthand for a kernel factory's error.
+llvm::Error kernelError(const CallNode &call, const llvm::Twine &msg);
+
+/// The static shape of an IR value (all dims known), or an error naming `call`.
+llvm::Expected<std::vector<int64_t>> staticShape(const CallNode &call, const Type &t);
+
+/// Copies a tensor constant's bytes (unaligned, possibly mapped) into an
+/// aligned tensor of its type; errors if the data is absent.
+llvm::Expected<Tensor> materializeConstant(const ConstantNode &c);
+
+} // namespace kc::rt

@@ -1,0 +1,173 @@
+//===- Rpn.cpp - Reverse-Polish expression programs -----------------------===//
+#include "kc/IR/Rpn.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace kc {
+
+static llvm::Error error(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::vector<std::string> RpnProgram::toTokens() const {
+  std::vector<std::string> t;
+  for (const RpnInstr &i : code) {
+    switch (i.kind) {
+    case RpnInstr::Kind::Arg:
+      t.push_back("%" + std::to_string(i.arg));
+      break;
+    case RpnInstr::Kind::Literal:
+      t.push_back((i.literal.isString() ? i.literal.getString() : attrToString(i.literal)) + ":" +
+                  dtypeName(i.literalType).str());
+      break;
+    case RpnInstr::Kind::Apply:
+      t.push_back(i.op->name() + (i.op->arity() < 0 ? "/" + std::to_string(i.numOperands) : ""));
+      break;
+    }
+  }
+  return t;
+}
+
+bool isLoweredToRpn(const FunctionNode &fn) {
+  auto *c = llvm::dyn_cast_or_null<CallNode>(fn.body().get());
+  return c && c->opDef() && c->opDef()->name() == kRpnOpName;
+}
+
+static void track(RpnProgram &p, unsigned &depth, int delta) {
+  depth += delta;
+  p.maxDepth = std::max(p.maxDepth, depth);
+}
+
+llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
+  if (isLoweredToRpn(fn)) {
+    auto *c = llvm::cast<CallNode>(fn.body().get());
+    const AttrValue *prog = c->attrs().find("program");
+    if (!prog || !prog->isStringList())
+      return error("@" + fn.name() + ": rpn body without a program attribute");
+    return parseRpnTokens(prog->getStringList(), fn.params().size());
+  }
+  RpnProgram p;
+  p.numParams = fn.params().size();
+  llvm::DenseMap<const ExprNode *, unsigned> paramIndex;
+  for (unsigned i = 0; i < fn.params().size(); ++i)
+    paramIndex[fn.params()[i].get()] = i;
+  unsigned depth = 0;
+  // Postfix order with an explicit stack: (node, operands emitted?).
+  std::vector<std::pair<const ExprNode *, bool>> stack{{fn.body().get(), false}};
+  while (!stack.empty()) {
+    auto [e, expanded] = stack.back();
+    stack.pop_back();
+    if (auto *v = llvm::dyn_cast<VarNode>(e)) {
+      auto it = paramIndex.find(v);
+      if (it == paramIndex.end())
+        return error("@" + fn.name() + ": %" + v->name() + " is not a parameter");
+      RpnInstr in(RpnInstr::Kind::Arg);
+      in.arg = it->second;
+      p.code.push_back(in);
+      track(p, depth, +1);
+    } else if (auto *k = llvm::dyn_cast<ConstantNode>(e)) {
+      if (!k->isScalar())
+        return error("@" + fn.name() + ": tensor constant '" + k->name() +
+                     "' inside an expression cannot be lowered");
+      RpnInstr in(RpnInstr::Kind::Literal);
+      in.literal = k->scalar();
+      auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(k->type().get());
+      in.literalType = tt ? tt->dtype() : DType::F32;
+      p.code.push_back(in);
+      track(p, depth, +1);
+    } else if (auto *c = llvm::dyn_cast<CallNode>(e)) {
+      const OpDef *op = c->opDef();
+      if (!op)
+        return error("@" + fn.name() + ": only operator calls can be lowered, found a call of @" +
+                     c->calleeName());
+      if (!expanded) {
+        stack.push_back({c, true});
+        for (size_t i = c->numArgs(); i-- > 0;)
+          stack.push_back({c->arg(i).get(), false});
+        continue;
+      }
+      RpnInstr in(RpnInstr::Kind::Apply);
+      in.op = op;
+      in.numOperands = c->numArgs();
+      p.code.push_back(in);
+      track(p, depth, 1 - int(c->numArgs()));
+    } else {
+      return error("@" + fn.name() + ": cannot lower a " + nodeKindName(e->kind()) +
+                   " inside an expression");
+    }
+  }
+  return p;
+}
+
+llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, unsigned numParams) {
+  RpnProgram p;
+  p.numParams = numParams;
+  unsigned depth = 0;
+  for (llvm::StringRef tok : tokens) {
+    if (tok.startswith("%")) {
+      RpnInstr in(RpnInstr::Kind::Arg);
+      if (tok.drop_front().getAsInteger(10, in.arg) || in.arg >= numParams)
+        return error("rpn: bad argument '" + tok + "'");
+      p.code.push_back(in);
+      track(p, depth, +1);
+      continue;
+    }
+    size_t colon = tok.rfind(':');
+    if (colon != llvm::StringRef::npos && !tok.take_front(colon).empty() &&
+        (isdigit((unsigned char)tok[0]) || tok[0] == '-' || tok[0] == '"' ||
+         tok.startswith("true") || tok.startswith("false") || tok.startswith("none") ||
+         tok.startswith("inf") || tok.startswith("nan"))) {
+      RpnInstr in(RpnInstr::Kind::Literal);
+      llvm::StringRef text = tok.take_front(colon);
+      auto dt = parseDType(tok.drop_front(colon + 1));
+      if (!dt)
+        return error("rpn: bad literal type in '" + tok + "'");
+      in.literalType = *dt;
+      int64_t iv;
+      double dv;
+      if (text == "true" || text == "false")
+        in.literal = AttrValue::boolean(text == "true");
+      else if (text == "none")
+        in.literal = AttrValue::none();
+      else if (text.startswith("\""))
+        in.literal = AttrValue::string(text.trim('"').str());
+      else if (!text.getAsInteger(10, iv))
+        in.literal = AttrValue::integer(iv);
+      else if (text == "inf" || text == "-inf" || text == "nan" || text == "-nan")
+        in.literal = AttrValue::real(text == "inf"    ? INFINITY
+                                     : text == "-inf" ? -INFINITY
+                                                      : NAN);
+      else if (!text.getAsDouble(dv))
+        in.literal = AttrValue::real(dv);
+      else
+        return error("rpn: bad literal '" + tok + "'");
+      p.code.push_back(in);
+      track(p, depth, +1);
+      continue;
+    }
+    auto [name, count] = tok.split('/');
+    const OpDef *op = OpRegistry::global().lookup(name);
+    if (!op || !op->is(OpFlags::ExprOp))
+      return error("rpn: unknown expression op '" + name + "'");
+    RpnInstr in(RpnInstr::Kind::Apply);
+    in.op = op;
+    if (!count.empty()) {
+      if (count.getAsInteger(10, in.numOperands))
+        return error("rpn: bad operand count in '" + tok + "'");
+    } else if (op->arity() >= 0) {
+      in.numOperands = op->arity();
+    } else {
+      return error("rpn: '" + name + "' needs an operand count (" + name + "/n)");
+    }
+    if (in.numOperands > depth)
+      return error("rpn: '" + tok + "' needs " + std::to_string(in.numOperands) +
+                   " operands, the stack holds " + std::to_string(depth));
+    p.code.push_back(in);
+    track(p, depth, 1 - int(in.numOperands));
+  }
+  if (depth != 1)
+    return error("rpn: program leaves " + std::to_string(depth) + " values on the stack, not 1");
+  return p;
+}
+
+} // namespace kc
