@@ -171,3 +171,40 @@ llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, un
 }
 
 } // namespace kc
+
+namespace kc {
+
+/// The `rpn` op's result: the operands broadcast together (a lowered program
+/// is elementwise), in the widest floating type among them.
+static llvm::Expected<Type> rpnTypeRule(const CallNode &call) {
+  std::vector<int64_t> dims;
+  DType dtype = DType::Unknown;
+  for (const Expr &a : call.args()) {
+    auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(a->type().get());
+    if (!tt)
+      return Type();
+    if (dtype == DType::Unknown || (isFloating(tt->dtype()) && !isFloating(dtype)))
+      dtype = tt->dtype();
+    if (tt->rank() > dims.size())
+      dims.insert(dims.begin(), tt->rank() - dims.size(), 1);
+    for (size_t k = 0; k < tt->rank(); ++k) {
+      int64_t &d = dims[dims.size() - 1 - k];
+      int64_t e = tt->dims()[tt->rank() - 1 - k];
+      if (d == 1)
+        d = e;
+      else if (e != 1 && e != d && e >= 0 && d >= 0)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "rpn: operands do not broadcast");
+    }
+  }
+  // A program over literals only yields a float scalar.
+  return tensorType(dtype == DType::Unknown ? DType::F32 : dtype, dims);
+}
+
+KC_REGISTER_OP(rpn, kRpnOpName)
+    .describe("a primitive expression lowered to a reverse-Polish program")
+    .attr("program", AttrValue::stringList({}), /*required=*/true)
+    .flags(OpFlags::Pure | OpFlags::Variadic | OpFlags::Elementwise)
+    .typeRule(rpnTypeRule);
+
+} // namespace kc
