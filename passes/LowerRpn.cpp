@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "kc/IR/Rpn.h"
 #include "kc/Pass/Pass.h"
+#include "kc/Pass/PassUtils.h"
 
 using namespace kc;
 
@@ -35,50 +36,15 @@ public:
       ++numLowered;
       numInstructions += prog->code.size();
     }
-    rebindCallees(m);
+    rebindFunctionCalls(m);
     return llvm::Error::success();
   }
 
 private:
   Statistic numLowered{this, "num-lowered", "Expression functions lowered"};
   Statistic numInstructions{this, "num-instructions", "RPN instructions emitted"};
-
-  /// Calls in main still point at the old function nodes: point them at the
-  /// module's current definitions.
-  static void rebindCallees(Module &m);
 };
 
 } // namespace
-
-#include "kc/IR/Functor.h"
-
-void LowerRpn::rebindCallees(Module &m) {
-  class Rebind final : public MixedModeMutator {
-  public:
-    explicit Rebind(const Module &m) : m_(m) {}
-    using MixedModeMutator::Rewrite_;
-    Expr Rewrite_(const CallNode *pre, const Expr &post) override {
-      auto *c = llvm::cast<CallNode>(post.get());
-      auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get());
-      if (!f)
-        return post;
-      Function now = m_.lookup(f->name());
-      if (!now || now.get() == f)
-        return post;
-      Call n = call(Expr(now), c->args(), c->attrs(), c->keys(), c->name());
-      n->setLoc(c->loc());
-      return n;
-    }
-
-  private:
-    const Module &m_;
-  };
-  Function main = m.main();
-  if (!main)
-    return;
-  Rebind r(m);
-  Expr body = r.Mutate(main->body());
-  m.setMain(withBody(main, main->params(), body));
-}
 
 KC_REGISTER_PASS(LowerRpn);
