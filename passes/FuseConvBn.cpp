@@ -122,18 +122,7 @@ public:
     Function main = m.main();
     if (!main)
       return llvm::Error::success();
-    llvm::DenseMap<const ExprNode *, unsigned> uses;
-    PostOrderVisit(main->body(), [&](const Expr &e) {
-      if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
-        for (const Expr &a : c->args())
-          ++uses[a.get()];
-      else if (auto *t = llvm::dyn_cast<TupleNode>(e.get()))
-        for (const Expr &a : t->fields())
-          ++uses[a.get()];
-      else if (auto *g = llvm::dyn_cast<TupleGetItemNode>(e.get()))
-        ++uses[g->tuple().get()];
-    });
-    ++uses[main->body().get()];
+    auto uses = countUses(main);
     Fuser f(uses);
     rewriteMain(m, [&](const Expr &body) { return f.Mutate(body); });
     numFused += f.fused;

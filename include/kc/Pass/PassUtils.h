@@ -8,12 +8,18 @@
 
 #include "kc/IR/Module.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 namespace kc {
 
 /// After a pass replaced functions in the module (by name), calls in `main`
 /// still refer to the old function nodes: point them at the module's current
 /// definitions.
 void rebindFunctionCalls(Module &m);
+
+/// How many times each node of `fn`'s body is used as an operand (the body
+/// itself counts one use, by the return).
+llvm::DenseMap<const ExprNode *, unsigned> countUses(const Function &fn);
 
 /// Rewrites `main` with `mutate` (an ExprMutator-like callable taking and
 /// returning the body) and installs the result.
