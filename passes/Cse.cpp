@@ -1,0 +1,118 @@
+//===- Cse.cpp - Common subexpression elimination -------------------------===//
+//
+// Hash-consing in post order: once a node's operands are unique, two calls are
+// the same computation exactly when they have the same callee, the same
+// operand nodes, argument keys and attributes. The first one seen is kept.
+// Literals are unified by value and type. Runs on main and inside every
+// expression function. Calls of impure ops are never merged.
+//
+//===----------------------------------------------------------------------===//
+#include "kc/IR/Functor.h"
+#include "kc/IR/Op.h"
+#include "kc/Pass/Pass.h"
+#include "kc/Pass/PassUtils.h"
+
+#include "llvm/ADT/Hashing.h"
+
+#include <map>
+#include <unordered_map>
+
+using namespace kc;
+
+namespace {
+
+size_t hashCall(const CallNode *c) {
+  llvm::hash_code h = llvm::hash_value(c->callee().get());
+  for (size_t i = 0; i < c->numArgs(); ++i)
+    h = llvm::hash_combine(h, c->arg(i).get(), c->keys()[i].name, int(c->keys()[i].role));
+  for (auto &[k, v] : c->attrs().entries())
+    h = llvm::hash_combine(h, k, attrToString(v));
+  return h;
+}
+
+bool sameCall(const CallNode *a, const CallNode *b) {
+  if (a->callee().get() != b->callee().get() || a->numArgs() != b->numArgs() ||
+      a->attrs() != b->attrs())
+    return false;
+  for (size_t i = 0; i < a->numArgs(); ++i)
+    if (a->arg(i).get() != b->arg(i).get() || !(a->keys()[i] == b->keys()[i]))
+      return false;
+  return true;
+}
+
+class Cse final : public MixedModeMutator {
+public:
+  using MixedModeMutator::Rewrite_;
+  uint64_t eliminated = 0;
+
+  Expr VisitExpr_(const ConstantNode *op) override {
+    if (!op->isScalar())
+      return Expr(op);
+    std::string key = attrToString(op->scalar()) + ":" + typeToString(op->type());
+    auto [it, inserted] = literals_.try_emplace(key, Expr(op));
+    if (!inserted)
+      ++eliminated;
+    return it->second;
+  }
+
+  Expr Rewrite_(const CallNode *pre, const Expr &post) override {
+    auto *c = llvm::cast<CallNode>(post.get());
+    const OpDef *op = c->opDef();
+    bool pure = op ? op->is(OpFlags::Pure) && !op->isOpaque()
+                   : llvm::isa<FunctionNode>(c->callee().get());
+    if (!pure)
+      return post;
+    auto &bucket = calls_[hashCall(c)];
+    for (const Expr &e : bucket)
+      if (sameCall(llvm::cast<CallNode>(e.get()), c)) {
+        ++eliminated;
+        return e;
+      }
+    bucket.push_back(post);
+    return post;
+  }
+
+  Expr Rewrite_(const TupleGetItemNode *pre, const Expr &post) override {
+    auto *g = llvm::cast<TupleGetItemNode>(post.get());
+    auto [it, inserted] = items_.try_emplace({g->tuple().get(), g->index()}, post);
+    if (!inserted)
+      ++eliminated;
+    return it->second;
+  }
+
+private:
+  std::unordered_map<size_t, std::vector<Expr>> calls_;
+  std::unordered_map<std::string, Expr> literals_;
+  std::map<std::pair<const ExprNode *, unsigned>, Expr> items_;
+};
+
+class CsePass final : public Pass {
+public:
+  llvm::StringRef name() const override { return "cse"; }
+  llvm::StringRef description() const override {
+    return "Merge identical computations (structural hash-consing) in main and expressions";
+  }
+  llvm::Error run(Module &m) override {
+    for (const Function &f : m.functions()) {
+      if (!f->isPrimitive())
+        continue;
+      Cse c;
+      Expr body = c.Mutate(f->body());
+      numEliminated += c.eliminated;
+      if (body.get() != f->body().get())
+        m.add(withBody(f, f->params(), body));
+    }
+    rebindFunctionCalls(m);
+    Cse c;
+    rewriteMain(m, [&](const Expr &body) { return c.Mutate(body); });
+    numEliminated += c.eliminated;
+    return llvm::Error::success();
+  }
+
+private:
+  Statistic numEliminated{this, "num-eliminated", "Duplicate nodes removed"};
+};
+
+} // namespace
+
+KC_REGISTER_PASS(CsePass);
