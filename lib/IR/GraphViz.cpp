@@ -3,6 +3,7 @@
 #include "kc/IR/Functor.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace kc {
 
@@ -48,9 +49,15 @@ void writeGraphViz(const Module &m, llvm::raw_ostream &os) {
     if (ids.count(s.get()))
       os << "  n" << ids[s.get()] << " -> n" << id(to) << ";\n";
   };
-  PostOrderVisit(main->body(), [&](const Expr &e) {
+  // Dataflow of main only: expression functions are drawn as one box each.
+  llvm::DenseSet<const ExprNode *> seen;
+  auto visited = [&](const Expr &e) { return seen.count(e.get()) != 0; };
+  ExpandDataflow(main->body(), visited, [&](const Expr &e) {
+    if (!seen.insert(e.get()).second)
+      return;
     if (auto *c = llvm::dyn_cast<CallNode>(e.get())) {
-      std::string label = escape(c->calleeName());
+      std::string label = (llvm::isa<FunctionNode>(c->callee().get()) ? "@" : "") +
+                          escape(c->calleeName());
       if (!c->name().empty())
         label += "\\n" + escape(c->name());
       label += "\\n" + escape(typeToString(c->type()));

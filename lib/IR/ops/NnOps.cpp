@@ -1,0 +1,447 @@
+//===- NnOps.cpp - Convolution, normalization, pooling, activations -------===//
+//
+// The torch.nn modules and their functional forms, with PyTorch's argument
+// names and defaults and PyTorch's output-size formulas as type rules.
+//
+//===----------------------------------------------------------------------===//
+#include "TypeRuleUtils.h"
+
+#include <cmath>
+
+using namespace kc;
+using namespace kc::typerules;
+
+namespace {
+
+AttrValue ints(std::vector<int64_t> v) { return AttrValue::intList(std::move(v)); }
+
+/// out = floor((in + 2p - d(k-1) - 1) / s) + 1, or ceil with ceil_mode, where
+/// a last window that would start in the right padding is dropped (PyTorch).
+int64_t windowOut(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceilMode) {
+  if (in < 0)
+    return -1;
+  int64_t span = in + 2 * p - d * (k - 1) - 1;
+  if (span < 0 || s <= 0)
+    return 0;
+  int64_t out = (ceilMode ? (span + s - 1) / s : span / s) + 1;
+  if (ceilMode && (out - 1) * s >= in + p)
+    --out;
+  return out;
+}
+
+/// Convolutions and pools over the trailing `n` spatial dims.
+llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool transposed) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in)
+    return Type();
+  if (in->rank() < n + 1)
+    return fail(c, "expects at least " + llvm::Twine(n + 1) + " dims, got " +
+                       llvm::Twine(in->rank()));
+  std::vector<int64_t> k = intsN(c, "kernel_size", n, {});
+  if (k.size() != n)
+    return fail(c, "missing or malformed kernel_size");
+  std::vector<int64_t> s = intsN(c, "stride", n, isPool ? k : std::vector<int64_t>(n, 1));
+  std::vector<int64_t> d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
+  std::vector<int64_t> op = intsN(c, "output_padding", n, std::vector<int64_t>(n, 0));
+  std::vector<int64_t> p(n, 0);
+  bool same = false;
+  if (const AttrValue *pv = c.attrs().find("padding"); pv && pv->isString())
+    same = pv->getString() == "same";
+  else
+    p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
+  bool ceilMode = c.attrs().getBool("ceil_mode", false);
+  std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
+  size_t r = dims.size();
+  if (!isPool) {
+    int64_t outC = c.attrs().getInt("out_channels", -1);
+    if (outC < 0)
+      if (const ConstantNode *w = c.weight("weight"))
+        if (auto *wt = llvm::dyn_cast_or_null<TensorTypeNode>(w->type().get()))
+          outC = transposed ? wt->dim(1) * c.attrs().getInt("groups", 1) : wt->dim(0);
+    dims[r - n - 1] = outC;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = dims[r - n + i];
+    if (same)
+      continue;
+    if (transposed)
+      dims[r - n + i] = x < 0 ? -1 : (x - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1;
+    else
+      dims[r - n + i] = windowOut(x, k[i], s[i], p[i], d[i], isPool && ceilMode);
+  }
+  return tensorType(in->dtype(), dims);
+}
+
+llvm::Expected<Type> conv1d(const CallNode &c) { return windowRule(c, 1, false, false); }
+llvm::Expected<Type> conv2d(const CallNode &c) { return windowRule(c, 2, false, false); }
+llvm::Expected<Type> conv3d(const CallNode &c) { return windowRule(c, 3, false, false); }
+llvm::Expected<Type> convT2d(const CallNode &c) { return windowRule(c, 2, false, true); }
+llvm::Expected<Type> convT1d(const CallNode &c) { return windowRule(c, 1, false, true); }
+llvm::Expected<Type> pool1d(const CallNode &c) { return windowRule(c, 1, true, false); }
+llvm::Expected<Type> pool2d(const CallNode &c) { return windowRule(c, 2, true, false); }
+llvm::Expected<Type> pool3d(const CallNode &c) { return windowRule(c, 3, true, false); }
+
+llvm::Expected<Type> adaptivePool(const CallNode &c, size_t n) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in)
+    return Type();
+  if (in->rank() < n)
+    return fail(c, "input has fewer dims than the pooled ones");
+  std::vector<int64_t> o = intsN(c, "output_size", n, {});
+  if (o.size() != n)
+    return fail(c, "missing or malformed output_size");
+  std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
+  for (size_t i = 0; i < n; ++i)
+    if (o[i] > 0) // 0 (None) keeps the input size
+      dims[dims.size() - n + i] = o[i];
+  return tensorType(in->dtype(), dims);
+}
+llvm::Expected<Type> adaptive1d(const CallNode &c) { return adaptivePool(c, 1); }
+llvm::Expected<Type> adaptive2d(const CallNode &c) { return adaptivePool(c, 2); }
+
+llvm::Expected<Type> linear(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in || in->rank() == 0)
+    return Type();
+  int64_t out = c.attrs().getInt("out_features", -1);
+  if (out < 0)
+    if (const ConstantNode *w = c.weight("weight"))
+      if (auto *wt = llvm::dyn_cast_or_null<TensorTypeNode>(w->type().get()))
+        out = wt->dim(0);
+  std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
+  dims.back() = out;
+  return tensorType(in->dtype(), dims);
+}
+
+llvm::Expected<Type> upsample(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in)
+    return Type();
+  size_t n = in->rank() >= 2 ? in->rank() - 2 : 0;
+  std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
+  std::vector<int64_t> size = c.attrs().getInts("size");
+  std::vector<double> scale = c.attrs().getFloats("scale_factor");
+  if (size.size() == 1)
+    size.assign(n, size[0]);
+  if (scale.size() == 1)
+    scale.assign(n, scale[0]);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t &d = dims[2 + i];
+    if (size.size() == n)
+      d = size[i];
+    else if (scale.size() == n)
+      d = d < 0 ? -1 : int64_t(std::floor(double(d) * scale[i]));
+    else
+      return fail(c, "needs size or scale_factor");
+  }
+  return tensorType(in->dtype(), dims);
+}
+
+llvm::Expected<Type> mha(const CallNode &c) {
+  const TensorTypeNode *q = dataType(c, 0);
+  if (!q)
+    return Type();
+  int64_t e = c.attrs().getInt("embed_dim", q->dim(-1));
+  std::vector<int64_t> dims(q->dims().begin(), q->dims().end());
+  dims.back() = e;
+  Type out = tensorType(q->dtype(), dims);
+  if (c.opDef() && c.type() && llvm::isa<TupleTypeNode>(c.type().get())) {
+    // (output, attention weights averaged over heads): (N, L, S)
+    const TensorTypeNode *k = numDataArgs(c) > 1 ? dataType(c, 1) : q;
+    bool bf = c.attrs().getBool("batch_first", false);
+    int64_t N = q->rank() == 3 ? q->dim(bf ? 0 : 1) : 1;
+    int64_t L = q->dim(bf && q->rank() == 3 ? 1 : 0);
+    int64_t S = k ? k->dim(bf && k->rank() == 3 ? 1 : 0) : L;
+    std::vector<int64_t> w = q->rank() == 3 ? std::vector<int64_t>{N, L, S}
+                                            : std::vector<int64_t>{L, S};
+    return tupleType({out, tensorType(q->dtype(), w)});
+  }
+  return out;
+}
+
+llvm::Expected<Type> pixelShuffle(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in || in->rank() < 3)
+    return Type();
+  std::vector<int64_t> d(in->dims().begin(), in->dims().end());
+  size_t r = d.size();
+  int64_t f = c.attrs().getInt("upscale_factor", 0);
+  if (f > 0) {
+    d[r - 3] /= f * f, d[r - 2] *= f, d[r - 1] *= f;
+  } else {
+    f = c.attrs().getInt("downscale_factor", 1);
+    d[r - 3] *= f * f, d[r - 2] /= f, d[r - 1] /= f;
+  }
+  return tensorType(in->dtype(), d);
+}
+
+llvm::Expected<Type> pad(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in)
+    return Type();
+  std::vector<int64_t> p = c.attrs().getInts(c.attrs().has("pad") ? "pad" : "padding");
+  std::vector<int64_t> d(in->dims().begin(), in->dims().end());
+  if (p.size() == 1)
+    p.assign(4, p[0]);
+  // (left, right, top, bottom, ...) pads the last dim first.
+  for (size_t i = 0; i + 1 < p.size() && i / 2 < d.size(); i += 2) {
+    int64_t &x = d[d.size() - 1 - i / 2];
+    if (x >= 0)
+      x += p[i] + p[i + 1];
+  }
+  return tensorType(in->dtype(), d);
+}
+
+const OpFlags kAct = OpFlags::Pure | OpFlags::Elementwise;
+
+// Convolutions.
+#define KC_CONV(ID, NAME, RULE, TRANSPOSED)                                                        \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe("convolution (torch." NAME ")")                                                    \
+      .input("input")                                                                              \
+      .weight("weight")                                                                            \
+      .weight("bias", true)                                                                        \
+      .attr("in_channels", AttrValue::integer(0))                                                  \
+      .attr("out_channels", AttrValue::integer(0))                                                 \
+      .attr("kernel_size", ints({}), true)                                                         \
+      .attr("stride", ints({1}))                                                                   \
+      .attr("padding", AttrValue())                                                                \
+      .attr("dilation", ints({1}))                                                                 \
+      .attr("groups", AttrValue::integer(1))                                                       \
+      .attr("bias", AttrValue::boolean(true))                                                      \
+      .attr(TRANSPOSED ? "output_padding" : "padding_mode",                                        \
+            TRANSPOSED ? ints({0}) : AttrValue::string("zeros"))                                   \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(RULE)
+KC_CONV(conv1d_, "nn.Conv1d", conv1d, false);
+KC_CONV(conv2d_, "nn.Conv2d", conv2d, false);
+KC_CONV(conv3d_, "nn.Conv3d", conv3d, false);
+KC_CONV(convt1d_, "nn.ConvTranspose1d", convT1d, true);
+KC_CONV(convt2d_, "nn.ConvTranspose2d", convT2d, true);
+
+KC_REGISTER_OP(linear_, "nn.Linear")
+    .describe("y = x Wᵀ + b")
+    .input("input")
+    .weight("weight")
+    .weight("bias", true)
+    .attr("in_features", AttrValue::integer(0))
+    .attr("out_features", AttrValue::integer(0))
+    .attr("bias", AttrValue::boolean(true))
+    .flags(OpFlags::Pure)
+    .typeRule(linear);
+
+// Normalization.
+#define KC_BN(ID, NAME)                                                                            \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe("batch normalization with running statistics")                                    \
+      .input("input")                                                                              \
+      .weight("running_mean")                                                                      \
+      .weight("running_var")                                                                       \
+      .weight("weight", true)                                                                      \
+      .weight("bias", true)                                                                        \
+      .attr("num_features", AttrValue::integer(0))                                                 \
+      .attr("eps", AttrValue::real(1e-5))                                                          \
+      .attr("affine", AttrValue::boolean(true))                                                    \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(sameAsInput)
+KC_BN(bn1d_, "nn.BatchNorm1d");
+KC_BN(bn2d_, "nn.BatchNorm2d");
+KC_BN(bn3d_, "nn.BatchNorm3d");
+
+KC_REGISTER_OP(layernorm_, "nn.LayerNorm")
+    .describe("layer normalization over the trailing normalized_shape dims")
+    .input("input")
+    .weight("weight", true)
+    .weight("bias", true)
+    .attr("normalized_shape", ints({}), true)
+    .attr("eps", AttrValue::real(1e-5))
+    .attr("elementwise_affine", AttrValue::boolean(true))
+    .flags(OpFlags::Pure)
+    .typeRule(sameAsInput);
+KC_REGISTER_OP(groupnorm_, "nn.GroupNorm")
+    .describe("group normalization")
+    .input("input")
+    .weight("weight", true)
+    .weight("bias", true)
+    .attr("num_groups", AttrValue::integer(1), true)
+    .attr("num_channels", AttrValue::integer(0))
+    .attr("eps", AttrValue::real(1e-5))
+    .attr("affine", AttrValue::boolean(true))
+    .flags(OpFlags::Pure)
+    .typeRule(sameAsInput);
+KC_REGISTER_OP(instnorm2d_, "nn.InstanceNorm2d")
+    .describe("instance normalization")
+    .input("input")
+    .weight("weight", true)
+    .weight("bias", true)
+    .weight("running_mean", true)
+    .weight("running_var", true)
+    .attr("num_features", AttrValue::integer(0))
+    .attr("eps", AttrValue::real(1e-5))
+    .attr("affine", AttrValue::boolean(false))
+    .attr("track_running_stats", AttrValue::boolean(false))
+    .flags(OpFlags::Pure)
+    .typeRule(sameAsInput);
+
+// Pooling.
+#define KC_POOL(ID, NAME, RULE, DOC)                                                               \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe(DOC)                                                                               \
+      .input("input")                                                                              \
+      .attr("kernel_size", ints({}), true)                                                         \
+      .attr("stride", AttrValue())                                                                 \
+      .attr("padding", ints({0}))                                                                  \
+      .attr("dilation", ints({1}))                                                                 \
+      .attr("ceil_mode", AttrValue::boolean(false))                                                \
+      .attr("return_indices", AttrValue::boolean(false))                                           \
+      .attr("count_include_pad", AttrValue::boolean(true))                                         \
+      .attr("divisor_override", AttrValue())                                                       \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(RULE)
+KC_POOL(maxpool1d_, "nn.MaxPool1d", pool1d, "max pooling").alias("F.max_pool1d");
+KC_POOL(maxpool2d_, "nn.MaxPool2d", pool2d, "max pooling").alias("F.max_pool2d");
+KC_POOL(maxpool3d_, "nn.MaxPool3d", pool3d, "max pooling").alias("F.max_pool3d");
+KC_POOL(avgpool1d_, "nn.AvgPool1d", pool1d, "average pooling").alias("F.avg_pool1d");
+KC_POOL(avgpool2d_, "nn.AvgPool2d", pool2d, "average pooling").alias("F.avg_pool2d");
+KC_POOL(avgpool3d_, "nn.AvgPool3d", pool3d, "average pooling").alias("F.avg_pool3d");
+
+#define KC_ADAPTIVE(ID, NAME, ALIAS, RULE, DOC)                                                    \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe(DOC)                                                                               \
+      .alias(ALIAS)                                                                                \
+      .input("input")                                                                              \
+      .attr("output_size", ints({}), true)                                                         \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(RULE)
+KC_ADAPTIVE(aap1d_, "nn.AdaptiveAvgPool1d", "F.adaptive_avg_pool1d", adaptive1d,
+            "adaptive average pooling");
+KC_ADAPTIVE(aap2d_, "nn.AdaptiveAvgPool2d", "F.adaptive_avg_pool2d", adaptive2d,
+            "adaptive average pooling");
+KC_ADAPTIVE(amp1d_, "nn.AdaptiveMaxPool1d", "F.adaptive_max_pool1d", adaptive1d,
+            "adaptive max pooling");
+KC_ADAPTIVE(amp2d_, "nn.AdaptiveMaxPool2d", "F.adaptive_max_pool2d", adaptive2d,
+            "adaptive max pooling");
+
+// Activations: one input, same type out.
+#define KC_ACT(ID, NAME, ALIAS, DOC)                                                               \
+  KC_REGISTER_OP(ID, NAME).describe(DOC).alias(ALIAS).input("input").flags(kAct).typeRule(        \
+      sameAsInput)
+KC_ACT(relu_, "nn.ReLU", "F.relu", "max(x, 0)").alias("torch.relu");
+KC_ACT(relu6_, "nn.ReLU6", "F.relu6", "min(max(x, 0), 6)");
+KC_ACT(sigmoid_, "nn.Sigmoid", "F.sigmoid", "1 / (1 + exp(-x))").alias("torch.sigmoid");
+KC_ACT(tanh_, "nn.Tanh", "F.tanh", "tanh(x)").alias("torch.tanh");
+KC_ACT(silu_, "nn.SiLU", "F.silu", "x * sigmoid(x)");
+KC_ACT(hardswish_, "nn.Hardswish", "F.hardswish", "x * relu6(x + 3) / 6");
+KC_ACT(hardsigmoid_, "nn.Hardsigmoid", "F.hardsigmoid", "relu6(x + 3) / 6");
+KC_ACT(mish_, "nn.Mish", "F.mish", "x * tanh(softplus(x))");
+KC_ACT(selu_, "nn.SELU", "F.selu", "scaled ELU");
+KC_ACT(softsign_, "nn.Softsign", "F.softsign", "x / (1 + |x|)");
+KC_ACT(logsigmoid_, "nn.LogSigmoid", "F.logsigmoid", "log(sigmoid(x))");
+KC_ACT(tanhshrink_, "nn.Tanhshrink", "F.tanhshrink", "x - tanh(x)");
+KC_ACT(gelu_, "nn.GELU", "F.gelu", "x * Φ(x) (approximate=tanh: the tanh form)")
+    .attr("approximate", AttrValue::string("none"));
+KC_ACT(leakyrelu_, "nn.LeakyReLU", "F.leaky_relu", "x if x > 0 else negative_slope * x")
+    .attr("negative_slope", AttrValue::real(0.01));
+KC_ACT(elu_, "nn.ELU", "F.elu", "x if x > 0 else alpha * (exp(x) - 1)")
+    .attr("alpha", AttrValue::real(1.0));
+KC_ACT(celu_, "nn.CELU", "F.celu", "continuously differentiable ELU")
+    .attr("alpha", AttrValue::real(1.0));
+KC_ACT(hardtanh_, "nn.Hardtanh", "F.hardtanh", "clamp(x, min_val, max_val)")
+    .attr("min_val", AttrValue::real(-1.0))
+    .attr("max_val", AttrValue::real(1.0));
+KC_ACT(softplus_, "nn.Softplus", "F.softplus", "log(1 + exp(beta x)) / beta")
+    .attr("beta", AttrValue::real(1.0))
+    .attr("threshold", AttrValue::real(20.0));
+KC_ACT(prelu_, "nn.PReLU", "F.prelu", "x if x > 0 else weight * x")
+    .weight("weight")
+    .attr("num_parameters", AttrValue::integer(1));
+KC_ACT(softmax_, "nn.Softmax", "F.softmax", "softmax along dim")
+    .alias("torch.softmax")
+    .attr("dim", AttrValue::integer(-1));
+KC_ACT(logsoftmax_, "nn.LogSoftmax", "F.log_softmax", "log(softmax) along dim")
+    .attr("dim", AttrValue::integer(-1));
+KC_ACT(softmin_, "nn.Softmin", "F.softmin", "softmax(-x) along dim")
+    .attr("dim", AttrValue::integer(-1));
+
+// Resampling.
+KC_REGISTER_OP(upsample_, "nn.Upsample")
+    .describe("upsampling by size or scale_factor (nearest, bilinear, ...)")
+    .alias("F.upsample")
+    .alias("F.interpolate")
+    .alias("nn.UpsamplingNearest2d")
+    .alias("nn.UpsamplingBilinear2d")
+    .alias("F.upsample_nearest")
+    .alias("F.upsample_bilinear")
+    .input("input")
+    .attr("size", AttrValue())
+    .attr("scale_factor", AttrValue())
+    .attr("mode", AttrValue::string("nearest"))
+    .attr("align_corners", AttrValue())
+    .attr("recompute_scale_factor", AttrValue())
+    .flags(OpFlags::Pure)
+    .typeRule(upsample);
+KC_REGISTER_OP(pixelshuffle_, "nn.PixelShuffle")
+    .describe("(C·r², H, W) → (C, H·r, W·r)")
+    .alias("F.pixel_shuffle")
+    .input("input")
+    .attr("upscale_factor", AttrValue::integer(1), true)
+    .flags(OpFlags::Pure)
+    .typeRule(pixelShuffle);
+KC_REGISTER_OP(pixelunshuffle_, "nn.PixelUnshuffle")
+    .describe("(C, H·r, W·r) → (C·r², H, W)")
+    .alias("F.pixel_unshuffle")
+    .input("input")
+    .attr("downscale_factor", AttrValue::integer(1), true)
+    .flags(OpFlags::Pure)
+    .typeRule(pixelShuffle);
+KC_REGISTER_OP(pad_, "F.pad")
+    .describe("pad the trailing dims (constant, reflect, replicate, circular)")
+    .alias("nn.ZeroPad2d")
+    .alias("nn.ConstantPad2d")
+    .alias("nn.ReflectionPad2d")
+    .alias("nn.ReplicationPad2d")
+    .input("input")
+    .attr("pad", AttrValue())
+    .attr("padding", AttrValue())
+    .attr("mode", AttrValue::string("constant"))
+    .attr("value", AttrValue())
+    .flags(OpFlags::Pure)
+    .typeRule(pad);
+
+KC_REGISTER_OP(mha_, "nn.MultiheadAttention")
+    .describe("multi-head attention (PyTorch's nn.MultiheadAttention)")
+    .input("query")
+    .input("key")
+    .input("value")
+    .weight("in_proj_weight", true)
+    .weight("in_proj_bias", true)
+    .weight("out_proj.weight")
+    .weight("out_proj.bias", true)
+    .weight("q_proj_weight", true)
+    .weight("k_proj_weight", true)
+    .weight("v_proj_weight", true)
+    .weight("bias_k", true)
+    .weight("bias_v", true)
+    .attr("embed_dim", AttrValue::integer(0), true)
+    .attr("num_heads", AttrValue::integer(1), true)
+    .attr("batch_first", AttrValue::boolean(false))
+    .attr("bias", AttrValue::boolean(true))
+    .attr("add_bias_kv", AttrValue::boolean(false))
+    .attr("add_zero_attn", AttrValue::boolean(false))
+    .attr("kdim", AttrValue::integer(0))
+    .attr("vdim", AttrValue::integer(0))
+    .outputs(-1)
+    .flags(OpFlags::Pure | OpFlags::Variadic)
+    .typeRule(mha);
+
+KC_REGISTER_OP(identity_, "nn.Identity")
+    .describe("no-op")
+    .alias("nn.Dropout")
+    .alias("nn.Dropout2d")
+    .alias("F.dropout")
+    .alias("Tensor.contiguous")
+    .input("input")
+    .flags(OpFlags::Pure)
+    .typeRule(sameAsInput);
+
+} // namespace

@@ -1,0 +1,410 @@
+//===- Exporter.cpp - kc IR to PNNX files ---------------------------------===//
+#include "kc/Import/Exporter.h"
+#include "kc/IR/Functor.h"
+#include "kc/IR/Op.h"
+#include "kc/IR/Rpn.h"
+#include "kc/Import/Importer.h"
+#include "kc/Support/ZipArchive.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace kc {
+
+static llvm::Error exportError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "error: cannot export: " + msg);
+}
+
+/// A number as PNNX writes it: floats always with `.` or an exponent.
+static std::string pnnxNumber(const AttrValue &v) {
+  return v.isInt() ? std::to_string(v.getInt()) : formatDouble(v.getNumber());
+}
+
+static std::string pnnxComplex(std::complex<double> c, bool inExpression) {
+  // Parameters join the parts with a literal `+` (giving `+-`); expressions
+  // use the sign of the imaginary part.
+  std::string im = formatDouble(c.imag());
+  std::string sep = inExpression ? (std::signbit(c.imag()) ? "" : "+") : "+";
+  return formatDouble(c.real()) + sep + im + "j";
+}
+
+/// A parameter value in `.param` syntax (§2.4 of the format notes).
+static std::string pnnxParam(const AttrValue &v) {
+  auto join = [](auto &&items, auto &&fmt) {
+    std::string s = "(";
+    for (size_t i = 0; i < items.size(); ++i)
+      s += (i ? "," : "") + fmt(items[i]);
+    return s + ")";
+  };
+  switch (v.kind()) {
+  case AttrValue::Kind::None: return "None";
+  case AttrValue::Kind::Bool: return v.getBool() ? "True" : "False";
+  case AttrValue::Kind::Int:
+  case AttrValue::Kind::Float: return pnnxNumber(v);
+  case AttrValue::Kind::String: return v.getString();
+  case AttrValue::Kind::Complex: return pnnxComplex(v.getComplex(), false);
+  case AttrValue::Kind::IntList:
+    return join(v.getIntList(), [](int64_t x) { return std::to_string(x); });
+  case AttrValue::Kind::FloatList:
+    return join(v.getFloatList(), [](double x) { return formatDouble(x); });
+  case AttrValue::Kind::StringList:
+    return join(v.getStringList(), [](const std::string &x) { return x; });
+  case AttrValue::Kind::ComplexList:
+    return join(v.getComplexList(), [](std::complex<double> x) { return pnnxComplex(x, false); });
+  }
+  return "None";
+}
+
+static std::string shapeText(const TensorTypeNode &t) {
+  std::string s = "(";
+  for (size_t i = 0; i < t.rank(); ++i)
+    s += (i ? "," : "") + (t.dims()[i] == kDynamicDim ? std::string("?")
+                                                        : std::to_string(t.dims()[i]));
+  return s + ")" + dtypeName(t.dtype()).str();
+}
+
+llvm::Expected<std::string> expressionText(const FunctionNode &fn) {
+  auto prog = lowerToRpn(fn);
+  if (!prog)
+    return prog.takeError();
+  // Replays the postfix program on a stack of texts.
+  std::vector<std::string> stack;
+  for (const RpnInstr &in : prog->code) {
+    switch (in.kind) {
+    case RpnInstr::Kind::Arg:
+      stack.push_back("@" + std::to_string(in.arg));
+      break;
+    case RpnInstr::Kind::Literal: {
+      const AttrValue &v = in.literal;
+      if (v.isString())
+        stack.push_back(v.getString());
+      else if (v.kind() == AttrValue::Kind::Complex)
+        stack.push_back(pnnxComplex(v.getComplex(), true));
+      else
+        stack.push_back(pnnxParam(v));
+      break;
+    }
+    case RpnInstr::Kind::Apply: {
+      if (stack.size() < in.numOperands)
+        return exportError("@" + fn.name() + ": malformed expression program");
+      std::vector<std::string> ops(stack.end() - in.numOperands, stack.end());
+      stack.resize(stack.size() - in.numOperands);
+      bool isList = in.op->name() == "list";
+      std::string s = isList ? "[" : in.op->name() + "(";
+      for (size_t i = 0; i < ops.size(); ++i)
+        s += (i ? "," : "") + ops[i];
+      stack.push_back(s + (isList ? "]" : ")"));
+      break;
+    }
+    }
+  }
+  if (stack.size() != 1)
+    return exportError("@" + fn.name() + ": malformed expression program");
+  return stack.back();
+}
+
+namespace {
+
+struct OpLine {
+  std::string type, name;
+  std::vector<std::string> inputs, outputs;
+  std::vector<std::string> items; ///< params, then weights, then $names, then #annotations
+};
+
+class PnnxWriter {
+public:
+  explicit PnnxWriter(const Module &m) : m_(m) {}
+
+  llvm::Expected<ExportedPnnx> run() {
+    Function main = m_.main();
+    if (!main)
+      return exportError("the module has no @main");
+    for (const Var &p : main->params()) {
+      std::string operand = fresh(p->name());
+      operands_[p.get()] = {operand};
+      OpLine l{"pnnx.Input", uniqueOpName("pnnx_input_" + std::to_string(inputs_++)), {}, {operand}, {}};
+      annotate(l, operand, p->type());
+      lines_.push_back(std::move(l));
+    }
+    llvm::Error err = llvm::Error::success();
+    // Dataflow only: the bodies of callee functions are not entered.
+    llvm::DenseSet<const ExprNode *> seen;
+    ExpandDataflow(
+        main->body(), [&](const Expr &e) { return seen.count(e.get()) != 0; },
+        [&](const Expr &e) {
+          if (!seen.insert(e.get()).second || err)
+            return;
+          if (auto x = visit(e))
+            err = std::move(x);
+        });
+    if (err)
+      return err;
+
+    OpLine out{"pnnx.Output", uniqueOpName("pnnx_output_0"), {}, {}, {}};
+    std::vector<Expr> results;
+    if (auto *t = llvm::dyn_cast<TupleNode>(main->body().get()))
+      results.assign(t->fields().begin(), t->fields().end());
+    else
+      results.push_back(main->body());
+    for (const Expr &r : results) {
+      auto o = operandOf(r);
+      if (!o)
+        return o.takeError();
+      out.inputs.push_back(*o);
+    }
+    lines_.push_back(std::move(out));
+
+    ExportedPnnx result;
+    size_t numOperands = 0;
+    for (const OpLine &l : lines_)
+      numOperands += l.outputs.size();
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "7767517\n" << lines_.size() << " " << numOperands << "\n";
+    for (const OpLine &l : lines_) {
+      os << llvm::left_justify(l.type, 24) << " " << llvm::left_justify(l.name, 24) << " "
+         << l.inputs.size() << " " << l.outputs.size();
+      for (auto &i : l.inputs)
+        os << " " << i;
+      for (auto &o : l.outputs)
+        os << " " << o;
+      for (auto &item : l.items)
+        os << " " << item;
+      os << "\n";
+    }
+    result.param = os.str();
+    if (missingWeight_.empty()) {
+      auto bytes = zip_.finish();
+      if (!bytes)
+        return bytes.takeError();
+      result.bin = std::move(*bytes);
+    }
+    result.missingWeight = missingWeight_;
+    return result;
+  }
+
+private:
+  /// An operand name not used yet, preferring `hint`.
+  std::string fresh(llvm::StringRef hint = "") {
+    if (!hint.empty() && hint.find_first_of(" \t\n=") == llvm::StringRef::npos &&
+        usedOperands_.insert(hint).second)
+      return hint.str();
+    std::string n;
+    do
+      n = std::to_string(nextOperand_++);
+    while (!usedOperands_.insert(n).second);
+    return n;
+  }
+
+  std::string uniqueOpName(std::string hint) {
+    if (hint.empty() || hint.find_first_of(" \t\n=") != std::string::npos)
+      hint = "op";
+    std::string n = hint;
+    for (unsigned i = 0; !usedOpNames_.insert(n).second; ++i)
+      n = hint + "_" + std::to_string(i);
+    return n;
+  }
+
+  void annotate(OpLine &l, const std::string &operand, const Type &t) {
+    if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get()))
+      l.items.push_back("#" + operand + "=" + shapeText(*tt));
+  }
+
+  void addWeight(const std::string &entry, const ConstantNode &c) {
+    if (!c.hasData()) {
+      if (missingWeight_.empty())
+        missingWeight_ = c.name();
+      return;
+    }
+    zip_.add(entry, c.data()->bytes());
+  }
+
+  llvm::Expected<std::string> operandOf(const Expr &e) {
+    auto it = operands_.find(e.get());
+    if (it != operands_.end() && it->second.size() == 1)
+      return it->second[0];
+    if (auto *g = llvm::dyn_cast<TupleGetItemNode>(e.get())) {
+      auto t = operands_.find(g->tuple().get());
+      if (t != operands_.end() && g->index() < t->second.size())
+        return t->second[g->index()];
+    }
+    return exportError("a value of type " + typeToString(e->type()) +
+                       " has no PNNX operand (a tuple used as a whole?)");
+  }
+
+  llvm::Error visit(const Expr &e) {
+    const ExprNode *n = e.get();
+    if (llvm::isa<VarNode>(n) || llvm::isa<OpNode>(n) || llvm::isa<FunctionNode>(n) ||
+        llvm::isa<TupleGetItemNode>(n))
+      return llvm::Error::success();
+    if (auto *c = llvm::dyn_cast<ConstantNode>(n))
+      return visitConstant(*c);
+    if (auto *t = llvm::dyn_cast<TupleNode>(n)) {
+      if (e == m_.main()->body())
+        return llvm::Error::success(); // becomes pnnx.Output's inputs
+      OpLine l{"prim::TupleConstruct", uniqueOpName("pnnx_tuple_" + std::to_string(tuples_++)),
+               {}, {}, {}};
+      for (const Expr &f : t->fields()) {
+        auto o = operandOf(f);
+        if (!o)
+          return o.takeError();
+        l.inputs.push_back(*o);
+      }
+      std::string out = fresh();
+      l.outputs.push_back(out);
+      operands_[n] = {out};
+      lines_.push_back(std::move(l));
+      return llvm::Error::success();
+    }
+    return visitCall(*llvm::cast<CallNode>(n));
+  }
+
+  llvm::Error visitConstant(const ConstantNode &c) {
+    // Weights of calls are written as `@key` on the call; only constants
+    // used as values reach here (and are written lazily, on first use).
+    if (c.isScalar()) {
+      OpLine l{"prim::Constant", uniqueOpName("pnnx_const_" + std::to_string(consts_++)), {}, {}, {}};
+      std::string out = fresh();
+      l.outputs.push_back(out);
+      l.items.push_back("value=" + pnnxParam(c.scalar()));
+      annotate(l, out, c.type());
+      operands_[&c] = {out};
+      lines_.push_back(std::move(l));
+      return llvm::Error::success();
+    }
+    return llvm::Error::success();
+  }
+
+  /// Emits the `pnnx.Attribute` of a tensor constant used as a value.
+  llvm::Expected<std::string> attributeOperand(const ConstantNode &c) {
+    auto it = operands_.find(&c);
+    if (it != operands_.end())
+      return it->second[0];
+    auto [opName, key] = llvm::StringRef(c.name()).rsplit('.');
+    if (key.empty() || opName.empty())
+      opName = c.name(), key = "data";
+    auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get());
+    if (!tt)
+      return exportError("constant '" + c.name() + "' has no tensor type");
+    std::string name = uniqueOpName(opName.str());
+    OpLine l{"pnnx.Attribute", name, {}, {}, {}};
+    std::string out = fresh();
+    l.outputs.push_back(out);
+    l.items.push_back("@" + key.str() + "=" + shapeText(*tt));
+    annotate(l, out, c.type());
+    addWeight(name + "." + key.str(), c);
+    operands_[&c] = {out};
+    lines_.push_back(std::move(l));
+    return out;
+  }
+
+  llvm::Error visitCall(const CallNode &c) {
+    OpLine l;
+    l.name = uniqueOpName(c.name().empty() ? "op_" + std::to_string(unnamed_++) : c.name());
+    std::vector<std::string> params;
+    if (auto *fn = llvm::dyn_cast<FunctionNode>(c.callee().get())) {
+      if (!fn->isPrimitive())
+        return exportError("'" + c.name() + "' calls @" + fn->name() +
+                           ", which is not a primitive expression function");
+      auto text = expressionText(*fn);
+      if (!text)
+        return text.takeError();
+      l.type = "pnnx.Expression";
+      params.push_back("expr=" + *text);
+    } else {
+      l.type = c.calleeName().str();
+      if (l.type.empty())
+        return exportError("a call without an op or function callee");
+    }
+    for (auto &[key, value] : c.attrs().entries())
+      params.push_back(key + "=" + pnnxParam(value));
+    std::sort(params.begin(), params.end(), [](const std::string &a, const std::string &b) {
+      return llvm::StringRef(a).split('=').first < llvm::StringRef(b).split('=').first;
+    });
+    l.items = params;
+
+    std::vector<std::string> weights, names;
+    for (size_t i = 0; i < c.numArgs(); ++i) {
+      const ArgKey &k = c.keys()[i];
+      auto *w = llvm::dyn_cast<ConstantNode>(c.arg(i).get());
+      if (k.role == ArgRole::Weight && w && !w->isScalar()) {
+        auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(w->type().get());
+        if (!tt)
+          return exportError("weight '" + w->name() + "' has no tensor type");
+        weights.push_back("@" + k.name + "=" + shapeText(*tt));
+        addWeight(l.name + "." + k.name, *w);
+        continue;
+      }
+      llvm::Expected<std::string> o = w && !w->isScalar() ? attributeOperand(*w)
+                                                          : operandOf(c.arg(i));
+      if (!o)
+        return o.takeError();
+      l.inputs.push_back(*o);
+      if (k.role != ArgRole::Positional)
+        names.push_back("$" + k.name + "=" + *o);
+    }
+    l.items.insert(l.items.end(), weights.begin(), weights.end());
+    l.items.insert(l.items.end(), names.begin(), names.end());
+
+    if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c.type().get())) {
+      std::vector<std::string> outs;
+      for (size_t i = 0; i < tt->size(); ++i) {
+        outs.push_back(fresh());
+        annotate(l, outs.back(), tt->fields()[i]);
+      }
+      l.outputs = outs;
+      operands_[&c] = outs;
+    } else {
+      std::string out = fresh();
+      l.outputs.push_back(out);
+      annotate(l, out, c.type());
+      operands_[&c] = {out};
+    }
+    lines_.push_back(std::move(l));
+    return llvm::Error::success();
+  }
+
+  const Module &m_;
+  std::vector<OpLine> lines_;
+  llvm::DenseMap<const ExprNode *, std::vector<std::string>> operands_;
+  llvm::StringSet<> usedOperands_, usedOpNames_;
+  unsigned nextOperand_ = 0, inputs_ = 0, tuples_ = 0, consts_ = 0, unnamed_ = 0;
+  ZipWriter zip_{ZipLayout::Zip64};
+  std::string missingWeight_;
+};
+
+} // namespace
+
+llvm::Expected<ExportedPnnx> exportPnnx(const Module &m) { return PnnxWriter(m).run(); }
+
+llvm::Error exportPnnx(const Module &m, llvm::StringRef paramPath, llvm::StringRef binPath) {
+  auto r = exportPnnx(m);
+  if (!r)
+    return r.takeError();
+  std::error_code ec;
+  llvm::raw_fd_ostream os(paramPath, ec);
+  if (ec)
+    return llvm::createStringError(ec, paramPath + ": error: cannot write: " + ec.message());
+  os << r->param;
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError(os.error(), paramPath + ": error: write failed");
+  if (!r->bin)
+    return llvm::Error::success();
+  std::string bin = binPath.empty() ? weightPathFor(paramPath) : binPath.str();
+  llvm::raw_fd_ostream bs(bin, ec);
+  if (ec)
+    return llvm::createStringError(ec, bin + ": error: cannot write: " + ec.message());
+  bs.write(reinterpret_cast<const char *>(r->bin->data()), r->bin->size());
+  bs.close();
+  if (bs.has_error())
+    return llvm::createStringError(bs.error(), bin + ": error: write failed");
+  return llvm::Error::success();
+}
+
+} // namespace kc

@@ -1,0 +1,318 @@
+//===- Importer.cpp - PNNX model to kc IR ---------------------------------===//
+#include "kc/Import/Importer.h"
+#include "kc/IR/Op.h"
+#include "kc/Support/ZipArchive.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace kc {
+
+std::string weightPathFor(llvm::StringRef paramPath) {
+  if (paramPath.endswith(".param"))
+    return (paramPath.drop_back(6) + ".bin").str();
+  return (paramPath + ".bin").str();
+}
+
+namespace {
+
+class Importer {
+public:
+  Importer(llvm::StringRef file, const ZipReader *zip, const ImportOptions &opts)
+      : file_(file), zip_(zip), opts_(opts) {}
+
+  llvm::Expected<ModulePtr> run(const ParamFile &pf);
+
+private:
+  llvm::Error errorAt(const ParamOp &op, unsigned col, const llvm::Twine &msg) const {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   file_ + ":" + llvm::Twine(op.line) + ":" + llvm::Twine(col) +
+                                       ": error: " + msg);
+  }
+  llvm::Error opError(const ParamOp &op, const llvm::Twine &msg) const {
+    return errorAt(op, 1, op.type + " '" + op.name + "': " + msg);
+  }
+
+  llvm::Expected<Type> typeOf(const ParamOp &op, const ShapeDecl &d) const;
+  /// The declared type of an operand, or null when it has no annotation.
+  llvm::Expected<Type> operandType(const ParamOp &op, const std::string &operand) const;
+  llvm::Expected<Constant> weight(const ParamOp &op, const std::string &key, const ShapeDecl &d);
+  llvm::Error define(const ParamOp &op, size_t outIndex, Expr value);
+
+  llvm::StringRef file_;
+  const ZipReader *zip_;
+  const ImportOptions &opts_;
+  llvm::StringMap<ShapeDecl> annotations_;
+  llvm::StringMap<Expr> values_;
+  llvm::StringMap<unsigned> definedOn_;
+};
+
+llvm::Expected<Type> Importer::typeOf(const ParamOp &op, const ShapeDecl &d) const {
+  int64_t n = 1;
+  for (int64_t x : d.dims)
+    if (x > 0 && (n > opts_.maxElements / x || (n *= x) > opts_.maxElements))
+      return opError(op, "a shape of " + llvm::Twine(d.dims.size()) +
+                             " dims has more than the limit of " + llvm::Twine(opts_.maxElements) +
+                             " elements");
+  return tensorType(d.dtype, d.dims);
+}
+
+llvm::Expected<Type> Importer::operandType(const ParamOp &op, const std::string &operand) const {
+  auto it = annotations_.find(operand);
+  if (it == annotations_.end())
+    return Type();
+  return typeOf(op, it->second);
+}
+
+llvm::Expected<Constant> Importer::weight(const ParamOp &op, const std::string &key,
+                                          const ShapeDecl &d) {
+  auto t = typeOf(op, d);
+  if (!t)
+    return t.takeError();
+  std::string name = op.name + "." + key;
+  auto *tt = llvm::cast<TensorTypeNode>(t->get());
+  int64_t count = tt->numElements().value_or(0);
+  uint64_t need = uint64_t(count) * dtypeSize(d.dtype);
+  if (!zip_) {
+    if (opts_.requireWeights)
+      return opError(op, "weight '" + name + "' needs the .bin archive, which is absent");
+    return tensorConstant(name, *t, nullptr);
+  }
+  const ZipEntry *e = zip_->find(name);
+  if (!e) {
+    if (count == 0 || d.dtype == DType::Unknown)
+      return tensorConstant(name, *t, TensorData::owned({}));
+    return opError(op, "weight '" + name + "' is missing from " + zip_->name());
+  }
+  bool scalarOk = d.dims.empty() && (e->size == 0 || e->size == dtypeSize(d.dtype));
+  if (e->size != need && !scalarOk)
+    return opError(op, zip_->name() + ": entry '" + name + "' holds " + llvm::Twine(e->size) +
+                           " bytes, but @" + key + " declares " + typeToString(*t) + ", which needs " +
+                           llvm::Twine(need));
+  auto file = zip_->file();
+  return tensorConstant(name, *t,
+                        TensorData::borrowed(std::shared_ptr<const void>(file), zip_->data(*e)));
+}
+
+llvm::Error Importer::define(const ParamOp &op, size_t outIndex, Expr value) {
+  const std::string &operand = op.outputs[outIndex];
+  auto [it, inserted] = definedOn_.try_emplace(operand, op.line);
+  if (!inserted)
+    return errorAt(op, op.outputCols[outIndex],
+                   "operand '" + operand + "' is already defined on line " +
+                       llvm::Twine(it->second));
+  values_[operand] = std::move(value);
+  return llvm::Error::success();
+}
+
+llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
+  auto m = std::make_shared<Module>();
+  m->setSourceName(file_.str());
+  // An annotation anywhere applies to the operand everywhere (last one wins).
+  for (const ParamOp &op : pf.ops)
+    for (auto &[operand, decl] : op.annotations)
+      annotations_[operand] = decl;
+
+  // Where each operand is produced, to tell a use before the definition (a
+  // cycle or misordered lines) from a name that is never defined.
+  llvm::StringMap<unsigned> producedOn;
+  for (const ParamOp &op : pf.ops)
+    for (const std::string &o : op.outputs)
+      producedOn.try_emplace(o, op.line);
+
+  std::vector<Var> params;
+  std::vector<Expr> outputs;
+  llvm::StringMap<unsigned> opNames;
+  std::vector<Function> exprFunctions;
+
+  for (const ParamOp &op : pf.ops) {
+    auto [it, fresh] = opNames.try_emplace(op.name, op.line);
+    if (!fresh)
+      return errorAt(op, 1, "operator name '" + op.name + "' is already used on line " +
+                                llvm::Twine(it->second));
+    std::vector<Expr> inputs;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      auto v = values_.find(op.inputs[i]);
+      if (v == values_.end()) {
+        auto p = producedOn.find(op.inputs[i]);
+        if (p == producedOn.end())
+          return errorAt(op, op.inputCols[i], "operand '" + op.inputs[i] + "' is never defined");
+        return errorAt(op, op.inputCols[i],
+                       "operand '" + op.inputs[i] + "' is used before its definition on line " +
+                           llvm::Twine(p->second) +
+                           " (a cycle, or lines out of order: operands must be defined on an "
+                           "earlier line)");
+      }
+      inputs.push_back(v->second);
+    }
+
+    if (op.type == "pnnx.Input") {
+      if (op.outputs.size() != 1 || !op.inputs.empty())
+        return opError(op, "expected 0 inputs and 1 output");
+      auto t = operandType(op, op.outputs[0]);
+      if (!t)
+        return t.takeError();
+      Var v = var(op.outputs[0], *t);
+      v->setLoc({op.line, 1});
+      params.push_back(v);
+      if (auto e = define(op, 0, v))
+        return e;
+      continue;
+    }
+    if (op.type == "pnnx.Output") {
+      if (!op.outputs.empty())
+        return opError(op, "expected no outputs");
+      for (const Expr &in : inputs) {
+        // A tuple or list feeding the output is flattened, as ncnn does.
+        if (auto *t = llvm::dyn_cast<TupleNode>(in.get()))
+          outputs.insert(outputs.end(), t->fields().begin(), t->fields().end());
+        else
+          outputs.push_back(in);
+      }
+      continue;
+    }
+    if (op.type == "pnnx.Attribute") {
+      if (op.outputs.size() != 1 || op.weights.size() != 1 || !op.inputs.empty())
+        return opError(op, "expected 0 inputs, 1 output and one @data attribute");
+      auto c = weight(op, op.weights[0].first, op.weights[0].second);
+      if (!c)
+        return c.takeError();
+      (*c)->setLoc({op.line, 1});
+      if (auto e = define(op, 0, *c))
+        return e;
+      continue;
+    }
+    if (op.type == "prim::TupleConstruct") {
+      if (op.outputs.size() != 1)
+        return opError(op, "expected 1 output");
+      Tuple t = tuple(inputs);
+      t->setLoc({op.line, 1});
+      if (auto e = define(op, 0, t))
+        return e;
+      continue;
+    }
+
+    Expr callee;
+    if (op.type == "pnnx.Expression") {
+      const AttrValue *expr = op.param("expr");
+      if (!expr || !expr->isString())
+        return opError(op, "missing expr= parameter");
+      if (op.outputs.size() != 1)
+        return opError(op, "expected 1 output");
+      std::vector<Var> fparams;
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        auto t = operandType(op, op.inputs[i]);
+        if (!t)
+          return t.takeError();
+        fparams.push_back(var(std::to_string(i), *t));
+      }
+      auto body = parseExpression(expr->getString(), fparams, opts_.exprLimits);
+      if (!body)
+        return opError(op, "in expr=" + expr->getString() + ": " +
+                               llvm::toString(body.takeError()));
+      auto rt = operandType(op, op.outputs[0]);
+      if (!rt)
+        return rt.takeError();
+      Function fn = make<const FunctionNode>(op.name, fparams, *body, *rt, /*primitive=*/true);
+      fn->setLoc({op.line, 1});
+      exprFunctions.push_back(fn);
+      callee = fn;
+    } else {
+      callee = OpRegistry::global().getOrOpaque(op.type)->node();
+    }
+
+    std::vector<Expr> args = inputs;
+    std::vector<ArgKey> keys;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      keys.push_back(op.inputNames[i].empty() ? ArgKey{}
+                                              : ArgKey{ArgRole::Named, op.inputNames[i]});
+    for (auto &[key, decl] : op.weights) {
+      auto c = weight(op, key, decl);
+      if (!c)
+        return c.takeError();
+      args.push_back(*c);
+      keys.push_back({ArgRole::Weight, key});
+    }
+    Attrs attrs;
+    for (auto &[key, value] : op.params)
+      if (!(op.type == "pnnx.Expression" && key == "expr"))
+        attrs.set(key, value);
+    Call c = call(callee, args, std::move(attrs), keys, op.name);
+    c->setLoc({op.line, 1});
+    if (op.outputs.size() == 1) {
+      auto t = operandType(op, op.outputs[0]);
+      if (!t)
+        return t.takeError();
+      c->setType(*t);
+      if (auto e = define(op, 0, c))
+        return e;
+    } else if (op.outputs.size() > 1) {
+      std::vector<Type> fields;
+      for (const std::string &o : op.outputs) {
+        auto t = operandType(op, o);
+        if (!t)
+          return t.takeError();
+        fields.push_back(*t);
+      }
+      c->setType(tupleType(fields));
+      for (size_t i = 0; i < op.outputs.size(); ++i) {
+        TupleGetItem g = tupleGetItem(c, i);
+        g->setType(fields[i]);
+        if (auto e = define(op, i, g))
+          return e;
+      }
+    }
+  }
+
+  if (outputs.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   file_ + ": error: the model has no pnnx.Output");
+  Expr body = outputs.size() == 1 ? outputs[0] : Expr(tuple(outputs));
+  Type ret = body->type();
+  if (outputs.size() > 1) {
+    std::vector<Type> fields;
+    for (const Expr &o : outputs)
+      fields.push_back(o->type());
+    ret = tupleType(fields);
+    body->setType(ret);
+  }
+  for (const Function &f : exprFunctions)
+    m->add(f);
+  m->add(make<const FunctionNode>("main", params, body, ret, /*primitive=*/false));
+  return m;
+}
+
+} // namespace
+
+llvm::Expected<ModulePtr> importPnnxFromBuffer(llvm::StringRef paramText,
+                                               llvm::StringRef fileName, const ZipReader *weights,
+                                               const ImportOptions &opts) {
+  auto pf = parseParamFile(paramText, fileName, opts.paramLimits);
+  if (!pf)
+    return pf.takeError();
+  return Importer(fileName, weights, opts).run(*pf);
+}
+
+llvm::Expected<ModulePtr> importPnnx(llvm::StringRef paramPath, llvm::StringRef binPath,
+                                     const ImportOptions &opts) {
+  auto buf = llvm::MemoryBuffer::getFile(paramPath, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf)
+    return llvm::createStringError(buf.getError(),
+                                   paramPath + ": error: cannot read: " + buf.getError().message());
+  std::string bin = binPath.empty() ? weightPathFor(paramPath) : binPath.str();
+  std::unique_ptr<ZipReader> zip;
+  if (llvm::sys::fs::exists(bin)) {
+    auto z = ZipReader::open(bin);
+    if (!z)
+      return z.takeError();
+    zip = std::move(*z);
+  } else if (!binPath.empty() || opts.requireWeights) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   bin + ": error: weight archive not found");
+  }
+  return importPnnxFromBuffer((*buf)->getBuffer(), paramPath, zip.get(), opts);
+}
+
+} // namespace kc
