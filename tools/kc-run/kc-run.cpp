@@ -1,1 +1,314 @@
-int main() { return 0; }
+//===- kc-run.cpp - Execute a model ---------------------------------------===//
+//
+// Loads a PNNX model (or kc text), optionally optimizes it, runs it on .npy
+// inputs (or seeded random ones of the declared shapes) and prints, checks,
+// saves, times or profiles the outputs.
+//
+//===----------------------------------------------------------------------===//
+#include "kc/IR/TypeInference.h"
+#include "kc/IR/Verifier.h"
+#include "kc/Import/ModuleLoader.h"
+#include "kc/Pass/PassManager.h"
+#include "kc/Runtime/Interpreter.h"
+#include "kc/Support/Npy.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+using namespace kc;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory runCat("kc-run options");
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("<model .pnnx.param or .kc>"), cl::cat(runCat));
+static cl::list<std::string> inputFiles("input", cl::desc("Input .npy, one per model input, in order"),
+                                        cl::value_desc("file.npy"), cl::cat(runCat));
+static cl::alias inputAlias("i", cl::desc("Alias for --input"), cl::aliasopt(inputFiles),
+                            cl::cat(runCat));
+static cl::list<std::string> expectFiles("expect", cl::desc("Expected output .npy, one per output"),
+                                         cl::value_desc("file.npy"), cl::cat(runCat));
+static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance of --expect"), cl::init(1e-4),
+                            cl::cat(runCat));
+static cl::opt<double> absTol("atol", cl::desc("Absolute tolerance of --expect"), cl::init(1e-4),
+                            cl::cat(runCat));
+static cl::opt<std::string> outputDir("output-dir", cl::desc("Write out0.npy, out1.npy, ... here"),
+                                      cl::value_desc("dir"), cl::cat(runCat));
+static cl::opt<bool> optimize("O", cl::desc("Run the default optimizing pipeline first"),
+                              cl::cat(runCat));
+static cl::opt<std::string> pipeline("p", cl::desc("Pass pipeline to run first"),
+                                     cl::value_desc("pipeline"), cl::cat(runCat));
+static cl::opt<int> threads("threads", cl::desc("Threads (default: all cores)"), cl::init(0),
+                            cl::cat(runCat));
+static cl::opt<int> benchRuns("bench", cl::desc("Time N runs and print min/median/max"),
+                              cl::init(0), cl::value_desc("N"), cl::cat(runCat));
+static cl::opt<int> warmup("warmup", cl::desc("Untimed runs before --bench"), cl::init(3),
+                           cl::value_desc("M"), cl::cat(runCat));
+static cl::opt<bool> profileOps("profile", cl::desc("Print a per-op time table"), cl::cat(runCat));
+static cl::opt<bool> checkNan("check-nan", cl::desc("Fail if an op produces NaN"), cl::cat(runCat));
+static cl::opt<unsigned> seed("seed", cl::desc("Seed of the random inputs"), cl::init(0),
+                              cl::cat(runCat));
+static cl::opt<bool> quiet("q", cl::desc("Print only errors and the bench line"), cl::cat(runCat));
+
+static int fail(const llvm::Twine &msg) {
+  std::string m = msg.str();
+  llvm::errs() << "kc-run: " << (m.find("error:") == std::string::npos ? "error: " : "") << m
+               << "\n";
+  return 1;
+}
+
+static double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+static size_t peakRssBytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return size_t(std::stoull(line.substr(6))) * 1024;
+  return 0;
+}
+
+static llvm::Expected<rt::Tensor> tensorFromNpy(const std::string &path, const rt::TensorSpec &spec,
+                                                size_t index) {
+  auto a = readNpy(path);
+  if (!a)
+    return a.takeError();
+  if (a->dtype != spec.dtype || llvm::ArrayRef<int64_t>(a->shape) != llvm::ArrayRef<int64_t>(spec.shape))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        path + ": error: input " + std::to_string(index) + " (%" + spec.name + ") must be " +
+            dtypeName(spec.dtype).str() + rt::shapeToString(spec.shape) + ", the file holds " +
+            dtypeName(a->dtype).str() + rt::shapeToString(a->shape));
+  rt::Tensor t = rt::Tensor::empty(a->dtype, a->shape);
+  std::memcpy(t.raw(), a->data.data(), t.nbytes());
+  return t;
+}
+
+static rt::Tensor randomTensor(const rt::TensorSpec &spec, std::mt19937 &rng) {
+  rt::Tensor t = rt::Tensor::empty(spec.dtype, spec.shape);
+  std::normal_distribution<float> normal;
+  int64_t n = t.numel();
+  switch (spec.dtype) {
+  case DType::F32:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<float>()[i] = normal(rng);
+    break;
+  case DType::I64:
+    for (int64_t i = 0; i < n; ++i)
+      t.data<int64_t>()[i] = int64_t(rng() % 10);
+    break;
+  default:
+    break; // zeros
+  }
+  return t;
+}
+
+/// Compares with max |a-b| <= atol + rtol*|b|; returns the worst excess.
+static bool compare(const rt::Tensor &got, const NpyArray &want, double &maxAbs, std::string &why) {
+  if (llvm::ArrayRef<int64_t>(want.shape) != got.shape()) {
+    why = "shape " + rt::shapeToString(got.shape()) + " vs expected " +
+          rt::shapeToString(want.shape);
+    return false;
+  }
+  if (got.dtype() != DType::F32 || want.dtype != DType::F32) {
+    bool same = got.nbytes() == want.data.size() &&
+                std::memcmp(got.raw(), want.data.data(), got.nbytes()) == 0;
+    maxAbs = same ? 0 : INFINITY;
+    if (!same)
+      why = "values differ";
+    return same;
+  }
+  const float *a = got.data<float>();
+  const float *b = reinterpret_cast<const float *>(want.data.data());
+  bool ok = true;
+  maxAbs = 0;
+  for (int64_t i = 0, n = got.numel(); i < n; ++i) {
+    double d = std::fabs(double(a[i]) - double(b[i]));
+    if (std::isnan(a[i]) != std::isnan(b[i]))
+      d = INFINITY;
+    maxAbs = std::max(maxAbs, std::isnan(d) ? 0.0 : d);
+    if (d > absTol + relTol * std::fabs(double(b[i])) && ok) {
+      ok = false;
+      why = "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs expected " +
+            std::to_string(b[i]);
+    }
+  }
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(runCat);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "kc-run: execute a PNNX model with kc's interpreter\n\n"
+                              "  kc-run model.pnnx.param                     random inputs\n"
+                              "  kc-run model.pnnx.param -i in0.npy --expect out0.npy\n"
+                              "  kc-run model.pnnx.param -O --bench 50 --threads 2\n");
+  auto &os = llvm::outs();
+  auto t0 = std::chrono::steady_clock::now();
+  auto m = loadModule(modelPath);
+  if (!m)
+    return fail(llvm::toString(m.takeError()));
+  if (auto e = inferTypes(**m))
+    return fail(llvm::toString(std::move(e)));
+  if (auto e = verifyModule(**m))
+    return fail(llvm::toString(std::move(e)));
+  double loadMs = msSince(t0);
+  auto t1 = std::chrono::steady_clock::now();
+  PassManager pm;
+  pm.instrumentation().verifyEach = false;
+  if (optimize)
+    if (auto e = pm.addPipeline(defaultPipeline()))
+      return fail(llvm::toString(std::move(e)));
+  if (!pipeline.empty())
+    if (auto e = pm.addPipeline(pipeline))
+      return fail(llvm::toString(std::move(e)));
+  if (auto e = pm.run(**m))
+    return fail(llvm::toString(std::move(e)));
+  rt::CompileOptions copts;
+  copts.numThreads = threads;
+  copts.profile = profileOps;
+  copts.checkNan = checkNan;
+  auto cm = rt::CompiledModel::compile(**m, copts);
+  if (!cm)
+    return fail(modelPath + ": error: " + llvm::toString(cm.takeError()));
+  double compileMs = msSince(t1);
+
+  auto specs = (*cm)->inputSpecs();
+  std::vector<rt::Tensor> inputs;
+  if (!inputFiles.empty()) {
+    if (inputFiles.size() != specs.size())
+      return fail("the model takes " + llvm::Twine(specs.size()) + " input(s), " +
+                  llvm::Twine(inputFiles.size()) + " --input given");
+    for (size_t i = 0; i < specs.size(); ++i) {
+      auto t = tensorFromNpy(inputFiles[i], specs[i], i);
+      if (!t)
+        return fail(llvm::toString(t.takeError()));
+      inputs.push_back(std::move(*t));
+    }
+  } else {
+    std::mt19937 rng(seed);
+    for (const rt::TensorSpec &s : specs)
+      inputs.push_back(randomTensor(s, rng));
+  }
+
+  auto outs = (*cm)->run(inputs);
+  if (!outs)
+    return fail(modelPath + ": error: " + llvm::toString(outs.takeError()));
+
+  if (!quiet) {
+    os << "model: " << modelPath << " (" << (*cm)->numSteps() << " steps, load "
+       << llvm::format("%.1f", loadMs) << " ms, compile " << llvm::format("%.1f", compileMs)
+       << " ms)\n";
+    os << "activation memory: " << llvm::format("%.2f", (*cm)->arenaBytes() / 1048576.0)
+       << " MiB planned (" << llvm::format("%.2f", (*cm)->unplannedBytes() / 1048576.0)
+       << " MiB without reuse)\n";
+    for (size_t i = 0; i < outs->size(); ++i) {
+      const rt::Tensor &t = (*outs)[i];
+      os << "output " << i << ": " << dtypeName(t.dtype()) << rt::shapeToString(t.shape());
+      if (t.dtype() == DType::F32 && t.numel()) {
+        const float *p = t.data<float>();
+        double sum = 0, mn = p[0], mx = p[0];
+        for (int64_t k = 0; k < t.numel(); ++k)
+          sum += p[k], mn = std::min<double>(mn, p[k]), mx = std::max<double>(mx, p[k]);
+        os << "  min=" << llvm::format("%.6g", mn) << " max=" << llvm::format("%.6g", mx)
+           << " mean=" << llvm::format("%.6g", sum / t.numel());
+        // A class-score vector: show the top 5.
+        int64_t classes = t.shape().empty() ? 0 : t.shape().back();
+        if (t.numel() == classes && classes >= 5) {
+          std::vector<int64_t> idx(classes);
+          for (int64_t k = 0; k < classes; ++k)
+            idx[k] = k;
+          std::partial_sort(idx.begin(), idx.begin() + 5, idx.end(),
+                            [&](int64_t a, int64_t b) { return p[a] > p[b]; });
+          os << "\n  top-5:";
+          for (int k = 0; k < 5; ++k)
+            os << " " << idx[k] << " (" << llvm::format("%.4f", p[idx[k]]) << ")";
+        }
+      }
+      os << "\n";
+    }
+  }
+
+  int status = 0;
+  if (!expectFiles.empty()) {
+    if (expectFiles.size() != outs->size())
+      return fail("the model has " + llvm::Twine(outs->size()) + " output(s), " +
+                  llvm::Twine(expectFiles.size()) + " --expect given");
+    for (size_t i = 0; i < outs->size(); ++i) {
+      auto want = readNpy(expectFiles[i]);
+      if (!want)
+        return fail(llvm::toString(want.takeError()));
+      double maxAbs = 0;
+      std::string why;
+      bool ok = compare((*outs)[i], *want, maxAbs, why);
+      os << "output " << i << " vs " << llvm::sys::path::filename(expectFiles[i]) << ": "
+         << (ok ? "ok" : "MISMATCH") << " (max |a-b| = " << llvm::format("%.3g", maxAbs)
+         << ", tolerance " << llvm::format("%g", absTol.getValue()) << " + "
+         << llvm::format("%g", relTol.getValue()) << "*|b|)" << (ok ? "" : ": " + why) << "\n";
+      if (!ok)
+        status = 1;
+    }
+  }
+
+  if (!outputDir.empty()) {
+    if (auto ec = llvm::sys::fs::create_directories(outputDir))
+      return fail(outputDir + ": error: " + ec.message());
+    for (size_t i = 0; i < outs->size(); ++i) {
+      const rt::Tensor &t = (*outs)[i];
+      NpyArray a;
+      a.dtype = t.dtype();
+      a.shape.assign(t.shape().begin(), t.shape().end());
+      a.data.assign(static_cast<const uint8_t *>(t.raw()),
+                    static_cast<const uint8_t *>(t.raw()) + t.nbytes());
+      std::string path = (outputDir + "/out" + llvm::Twine(i) + ".npy").str();
+      if (auto e = writeNpy(path, a))
+        return fail(llvm::toString(std::move(e)));
+    }
+  }
+
+  if (benchRuns > 0) {
+    for (int i = 0; i < warmup; ++i)
+      if (auto r = (*cm)->run(inputs); !r)
+        return fail(llvm::toString(r.takeError()));
+    std::vector<double> times;
+    for (int i = 0; i < benchRuns; ++i) {
+      auto s = std::chrono::steady_clock::now();
+      auto r = (*cm)->run(inputs);
+      if (!r)
+        return fail(llvm::toString(r.takeError()));
+      times.push_back(msSince(s));
+    }
+    std::sort(times.begin(), times.end());
+    os << "load+compile_ms=" << llvm::format("%.1f", loadMs + compileMs)
+       << " peak_rss_mb=" << llvm::format("%.1f", peakRssBytes() / 1048576.0) << "\n";
+    os << "latency_ms min=" << llvm::format("%.3f", times.front())
+       << " median=" << llvm::format("%.3f", times[times.size() / 2])
+       << " max=" << llvm::format("%.3f", times.back()) << "\n";
+  }
+
+  if (profileOps) {
+    auto prof = (*cm)->profile();
+    double total = 0;
+    for (auto &p : prof)
+      total += p.totalMs;
+    os << "op                           name                                 ms/run   share\n";
+    int64_t runs = prof.empty() ? 1 : std::max<int64_t>(prof[0].calls, 1);
+    for (auto &p : prof)
+      os << llvm::format("%-28s %-32s %10.3f %6.1f%%\n", p.op.c_str(), p.name.c_str(),
+                         p.totalMs / runs, total > 0 ? 100.0 * p.totalMs / total : 0.0);
+    os << llvm::format("%-61s %10.3f\n", static_cast<const char *>("total"), total / runs);
+  }
+  return status;
+}

@@ -1,0 +1,79 @@
+//===- kc/Runtime/Interpreter.h - Executes a module --------------*- C++ -*-===//
+///
+/// \file
+/// Compiles `main` of a typed Module into a flat schedule: a topological
+/// order computed once (iteratively), one kernel per call bound at load time
+/// (weights packed then), reshape-like ops as aliases, and a memory plan
+/// that places every intermediate in one arena, reusing a buffer once its
+/// last reader has run. `run` then executes the schedule without touching
+/// the heap except for the returned outputs.
+///
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kc/IR/Module.h"
+#include "kc/Runtime/OpKernel.h"
+#include "kc/Runtime/Tensor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kc::rt {
+
+struct CompileOptions {
+  /// Threads for kernels and BLAS; 0 keeps the current setting.
+  int numThreads = 0;
+  /// Record the time of every step (see CompiledModel::profile()).
+  bool profile = false;
+  /// Check every step's outputs for NaN and fail naming the op.
+  bool checkNan = false;
+  /// Let convolutions and linear layers apply a following activation.
+  bool fuseActivations = true;
+};
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+};
+
+struct OpProfile {
+  std::string op, name;
+  double totalMs = 0;
+  int64_t calls = 0;
+};
+
+class CompiledModel {
+public:
+  ~CompiledModel();
+  static llvm::Expected<std::unique_ptr<CompiledModel>> compile(const Module &m,
+                                                               const CompileOptions &opts = {});
+
+  /// Runs on `inputs` (checked against inputSpecs()); returns the outputs
+  /// in order, each in its own buffer.
+  llvm::Expected<std::vector<Tensor>> run(llvm::ArrayRef<Tensor> inputs);
+
+  llvm::ArrayRef<TensorSpec> inputSpecs() const;
+  llvm::ArrayRef<TensorSpec> outputSpecs() const;
+  /// Bytes of the activation arena: the peak memory of intermediates.
+  size_t arenaBytes() const;
+  /// Sum of the intermediate sizes: what the arena would be without reuse.
+  size_t unplannedBytes() const;
+  size_t workspaceBytes() const;
+  size_t numSteps() const;
+  /// Per-op time accumulated over the runs so far, sorted by time.
+  std::vector<OpProfile> profile() const;
+
+private:
+  CompiledModel();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Sets the threads used by kernels (OpenMP) and by OpenBLAS.
+void setNumThreads(int n);
+
+} // namespace kc::rt

@@ -1,0 +1,356 @@
+//===- ExprKernel.cpp - Expression programs at run time -------------------===//
+#include "kc/Runtime/ExprKernel.h"
+#include "kc/IR/Rpn.h"
+#include "kernels/KernelUtils.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+#include <cstring>
+#include <omp.h>
+
+namespace kc::rt {
+namespace {
+
+constexpr int64_t kBlock = 512;
+
+enum class Code : uint8_t {
+  Add, Sub, Mul, Div, FloorDiv, Remainder, Fmod, Pow, Atan2, Max, Min, LogAddExp,
+  Neg, Abs, Sign, Square, Sqrt, Rsqrt, Reciprocal, Exp, Expm1, Log, Log10, Log1p, Erf,
+  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh,
+  Ceil, Floor, Trunc, Round, Identity, Invalid
+};
+
+Code codeOf(llvm::StringRef op) {
+  return llvm::StringSwitch<Code>(op)
+      .Case("add", Code::Add).Case("sub", Code::Sub).Case("mul", Code::Mul)
+      .Case("div", Code::Div).Case("floor_divide", Code::FloorDiv)
+      .Case("remainder", Code::Remainder).Case("fmod", Code::Fmod).Case("pow", Code::Pow)
+      .Case("atan2", Code::Atan2).Cases("max", "maximum", Code::Max)
+      .Cases("min", "minimum", Code::Min).Case("logaddexp", Code::LogAddExp)
+      .Case("neg", Code::Neg).Case("abs", Code::Abs).Case("sign", Code::Sign)
+      .Case("square", Code::Square).Case("sqrt", Code::Sqrt).Case("rsqrt", Code::Rsqrt)
+      .Case("reciprocal", Code::Reciprocal).Case("exp", Code::Exp).Case("expm1", Code::Expm1)
+      .Case("log", Code::Log).Case("log10", Code::Log10).Case("log1p", Code::Log1p)
+      .Case("erf", Code::Erf).Case("sin", Code::Sin).Case("cos", Code::Cos)
+      .Case("tan", Code::Tan).Case("asin", Code::Asin).Case("acos", Code::Acos)
+      .Case("atan", Code::Atan).Case("sinh", Code::Sinh).Case("cosh", Code::Cosh)
+      .Case("tanh", Code::Tanh).Case("asinh", Code::Asinh).Case("acosh", Code::Acosh)
+      .Case("atanh", Code::Atanh).Case("ceil", Code::Ceil).Case("floor", Code::Floor)
+      .Cases("trunc", "int", Code::Trunc).Case("round", Code::Round)
+      .Case("torch.float", Code::Identity)
+      .Default(Code::Invalid);
+}
+
+bool isBinary(Code c) { return c <= Code::LogAddExp; }
+
+struct Instr {
+  enum Kind : uint8_t { Arg, Literal, Apply } kind;
+  Code code = Code::Invalid;
+  unsigned index = 0; ///< Arg: argument; Literal: literal slot
+};
+
+void apply(Code c, const float *a, const float *b, float *d, int64_t n) {
+  switch (c) {
+#define BIN(CODE, EXPR)                                                                            \
+  case Code::CODE:                                                                                 \
+    for (int64_t k = 0; k < n; ++k) {                                                              \
+      float x = a[k], y = b[k];                                                                    \
+      d[k] = (EXPR);                                                                               \
+    }                                                                                              \
+    return;
+#define UN(CODE, EXPR)                                                                             \
+  case Code::CODE:                                                                                 \
+    for (int64_t k = 0; k < n; ++k) {                                                              \
+      float x = a[k];                                                                              \
+      d[k] = (EXPR);                                                                               \
+    }                                                                                              \
+    return;
+    BIN(Add, x + y)
+    BIN(Sub, x - y)
+    BIN(Mul, x * y)
+    BIN(Div, x / y)
+    BIN(FloorDiv, std::floor(x / y))
+    BIN(Remainder, [&] {
+      float r = std::fmod(x, y);
+      return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+    }())
+    BIN(Fmod, std::fmod(x, y))
+    BIN(Pow, y == 2.f ? x * x : std::pow(x, y))
+    BIN(Atan2, std::atan2(x, y))
+    BIN(Max, (x > y || std::isnan(x)) ? x : y)
+    BIN(Min, (x < y || std::isnan(x)) ? x : y)
+    BIN(LogAddExp, [&] {
+      float m = std::max(x, y);
+      return std::isinf(m) && m < 0 ? m : m + std::log1p(std::exp(-std::fabs(x - y)));
+    }())
+    UN(Neg, -x)
+    UN(Abs, std::fabs(x))
+    UN(Sign, float((x > 0) - (x < 0)))
+    UN(Square, x * x)
+    UN(Sqrt, std::sqrt(x))
+    UN(Rsqrt, 1.f / std::sqrt(x))
+    UN(Reciprocal, 1.f / x)
+    UN(Exp, std::exp(x))
+    UN(Expm1, std::expm1(x))
+    UN(Log, std::log(x))
+    UN(Log10, std::log10(x))
+    UN(Log1p, std::log1p(x))
+    UN(Erf, std::erf(x))
+    UN(Sin, std::sin(x))
+    UN(Cos, std::cos(x))
+    UN(Tan, std::tan(x))
+    UN(Asin, std::asin(x))
+    UN(Acos, std::acos(x))
+    UN(Atan, std::atan(x))
+    UN(Sinh, std::sinh(x))
+    UN(Cosh, std::cosh(x))
+    UN(Tanh, std::tanh(x))
+    UN(Asinh, std::asinh(x))
+    UN(Acosh, std::acosh(x))
+    UN(Atanh, std::atanh(x))
+    UN(Ceil, std::ceil(x))
+    UN(Floor, std::floor(x))
+    UN(Trunc, std::trunc(x))
+    UN(Round, std::nearbyint(x))
+    UN(Identity, x)
+#undef BIN
+#undef UN
+  case Code::Invalid:
+    return;
+  }
+}
+
+class ExprKernel final : public OpKernel {
+public:
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    float *y = out[0]->data<float>();
+    int64_t blocksPerRow = (inner_ + kBlock - 1) / kBlock;
+    int64_t total = rows_ * blocksPerRow;
+    int threads = std::min<int64_t>(omp_get_max_threads(), std::max<int64_t>(1, total));
+    if (rows_ * inner_ < 32768)
+      threads = 1;
+    size_t need = size_t(threads) * depth_ * kBlock;
+    if (scratch_.size() < need)
+      scratch_.resize(need); // first run only: the size is fixed per model
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t t = 0; t < total; ++t) {
+      float *scratch = scratch_.data() + size_t(omp_get_thread_num()) * depth_ * kBlock;
+      int64_t row = t / blocksPerRow, j0 = (t % blocksPerRow) * kBlock;
+      int64_t n = std::min(kBlock, inner_ - j0);
+      const float *stack[64];
+      unsigned sp = 0;
+      for (const Instr &i : code_) {
+        if (i.kind == Instr::Arg) {
+          const float *base = in[i.index]->data<float>() + offsetOf(i.index, row);
+          if (innerStride_[i.index]) {
+            stack[sp] = base + j0;
+          } else {
+            float *s = scratch + sp * kBlock;
+            std::fill(s, s + n, *base);
+            stack[sp] = s;
+          }
+          ++sp;
+        } else if (i.kind == Instr::Literal) {
+          stack[sp++] = literals_.data() + i.index * kBlock;
+        } else if (isBinary(i.code)) {
+          float *d = scratch + (sp - 2) * kBlock;
+          apply(i.code, stack[sp - 2], stack[sp - 1], d, n);
+          stack[--sp - 1] = d;
+        } else {
+          float *d = scratch + (sp - 1) * kBlock;
+          apply(i.code, stack[sp - 1], nullptr, d, n);
+          stack[sp - 1] = d;
+        }
+      }
+      std::memcpy(y + row * inner_ + j0, stack[0], sizeof(float) * n);
+    }
+  }
+
+  /// Element offset of row `row` in argument `a`.
+  int64_t offsetOf(unsigned a, int64_t row) const {
+    int64_t off = 0;
+    for (size_t d = outer_.size(); d-- > 0;) {
+      off += (row % outer_[d]) * strides_[a][d];
+      row /= outer_[d];
+    }
+    return off;
+  }
+
+  std::vector<Instr> code_;
+  std::vector<float> literals_;   ///< kBlock copies of each literal
+  std::vector<int64_t> outer_;    ///< collapsed dims except the innermost
+  std::vector<std::vector<int64_t>> strides_; ///< per argument, over outer_
+  std::vector<int> innerStride_;  ///< per argument: 1 contiguous, 0 broadcast
+  int64_t rows_ = 1, inner_ = 1;
+  unsigned depth_ = 1;
+  std::vector<float> scratch_;
+};
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeExprKernel(const CallNode &call,
+                                                         const FunctionNode &fn,
+                                                         const KernelBuildContext &) {
+  auto prog = lowerToRpn(fn);
+  if (!prog)
+    return kernelError(call, llvm::toString(prog.takeError()));
+  auto out = staticShape(call, call.type());
+  if (!out)
+    return out.takeError();
+  if (auto *tt = llvm::dyn_cast<TensorTypeNode>(call.type().get()); tt->dtype() != DType::F32)
+    return kernelError(call, "expression results of type " + typeToString(call.type()) +
+                                 " are not supported at run time (only f32)");
+  size_t numArgs = call.numArgs();
+  std::vector<std::vector<int64_t>> argShapes;
+  for (size_t i = 0; i < numArgs; ++i) {
+    auto s = staticShape(call, call.arg(i)->type());
+    if (!s)
+      return s.takeError();
+    auto *tt = llvm::cast<TensorTypeNode>(call.arg(i)->type().get());
+    if (tt->dtype() != DType::F32)
+      return kernelError(call, "expression operand " + llvm::Twine(i) + " has type " +
+                                   typeToString(call.arg(i)->type()) + " (only f32 is supported)");
+    argShapes.push_back(*s);
+  }
+
+  auto k = std::make_unique<ExprKernel>();
+  // Rewrite the program: size() of an argument is a compile-time literal
+  // (shapes are static); every other op must be a float op.
+  struct Entry {
+    bool isArg = false, isConst = false;
+    unsigned arg = 0;
+    double value = 0;
+  };
+  std::vector<Entry> sim;
+  std::vector<double> literalValues;
+  auto pushLiteral = [&](double v) {
+    k->code_.push_back({Instr::Literal, Code::Invalid, unsigned(literalValues.size())});
+    literalValues.push_back(v);
+  };
+  for (const RpnInstr &in : prog->code) {
+    switch (in.kind) {
+    case RpnInstr::Kind::Arg:
+      k->code_.push_back({Instr::Arg, Code::Invalid, in.arg});
+      sim.push_back({true, false, in.arg, 0});
+      break;
+    case RpnInstr::Kind::Literal: {
+      const AttrValue &v = in.literal;
+      if (!v.isNumber() && !v.isBool())
+        return kernelError(call, "expression literal " + attrToString(v) +
+                                     " is not a number");
+      double d = v.isBool() ? double(v.getBool()) : v.getNumber();
+      pushLiteral(d);
+      sim.push_back({false, true, 0, d});
+      break;
+    }
+    case RpnInstr::Kind::Apply: {
+      llvm::StringRef name = in.op->name();
+      if (name == "size") {
+        // size(@i) or size(@i, d): replace the pushed operands by a literal.
+        Entry a = sim[sim.size() - in.numOperands];
+        if (!a.isArg)
+          return kernelError(call, "size() of a computed value is not supported");
+        const auto &s = argShapes[a.arg];
+        double v = double(numElements(s));
+        if (in.numOperands == 2) {
+          int d = normAxis(int64_t(sim.back().value), s.size());
+          if (d < 0 || d >= int(s.size()))
+            return kernelError(call, "size() dim out of range");
+          v = double(s[d]);
+        }
+        for (unsigned j = 0; j < in.numOperands; ++j) {
+          k->code_.pop_back();
+          sim.pop_back();
+        }
+        pushLiteral(v);
+        sim.push_back({false, true, 0, v});
+        break;
+      }
+      Code c = codeOf(name);
+      if (c == Code::Invalid)
+        return kernelError(call, "expression op '" + name + "' is not supported on f32 tensors");
+      if (in.numOperands != (isBinary(c) ? 2u : 1u))
+        return kernelError(call, "expression op '" + name + "' has the wrong operand count");
+      k->code_.push_back({Instr::Apply, c, 0});
+      for (unsigned j = 0; j < in.numOperands; ++j)
+        sim.pop_back();
+      sim.push_back({});
+      break;
+    }
+    }
+  }
+  if (sim.size() != 1)
+    return kernelError(call, "malformed expression program");
+  // Stack depth of the rewritten program.
+  unsigned depth = 0, maxDepth = 1;
+  for (const Instr &i : k->code_) {
+    if (i.kind != Instr::Apply)
+      ++depth;
+    else if (isBinary(i.code))
+      --depth;
+    maxDepth = std::max(maxDepth, depth);
+  }
+  if (maxDepth > 64)
+    return kernelError(call, "expression needs a stack deeper than 64");
+  k->depth_ = maxDepth;
+  for (double v : literalValues)
+    k->literals_.insert(k->literals_.end(), kBlock, float(v));
+
+  // Broadcast strides, then merge adjacent dims that every operand walks
+  // the same way, so the innermost run is as long as possible.
+  size_t r = out->size();
+  std::vector<int64_t> dims = *out;
+  std::vector<std::vector<int64_t>> strides(numArgs, std::vector<int64_t>(r, 0));
+  for (size_t a = 0; a < numArgs; ++a) {
+    const auto &s = argShapes[a];
+    if (s.size() > r)
+      return kernelError(call, "operand " + llvm::Twine(a) + " " + shapeToString(s) +
+                                   " has more dims than the result " + shapeToString(*out));
+    int64_t st = 1;
+    for (size_t i = 0; i < s.size(); ++i) {
+      size_t d = s.size() - 1 - i, od = r - 1 - i;
+      if (s[d] != 1 && s[d] != dims[od])
+        return kernelError(call, "operand " + llvm::Twine(a) + " " + shapeToString(s) +
+                                     " does not broadcast to " + shapeToString(*out));
+      strides[a][od] = s[d] == 1 ? 0 : st;
+      st *= s[d];
+    }
+  }
+  std::vector<int64_t> cd;
+  std::vector<std::vector<int64_t>> cs(numArgs);
+  for (size_t i = 0; i < r; ++i) {
+    if (dims[i] == 1)
+      continue;
+    bool merge = !cd.empty();
+    for (size_t a = 0; a < numArgs && merge; ++a) {
+      int64_t prev = cs[a].back();
+      merge = (prev == 0 && strides[a][i] == 0) || (prev == strides[a][i] * dims[i] && prev != 0);
+    }
+    if (merge) {
+      cd.back() *= dims[i];
+      for (size_t a = 0; a < numArgs; ++a)
+        cs[a].back() = strides[a][i];
+    } else {
+      cd.push_back(dims[i]);
+      for (size_t a = 0; a < numArgs; ++a)
+        cs[a].push_back(strides[a][i]);
+    }
+  }
+  if (cd.empty()) {
+    cd.push_back(1);
+    for (auto &s : cs)
+      s.push_back(0);
+  }
+  k->inner_ = cd.back();
+  k->outer_.assign(cd.begin(), cd.end() - 1);
+  k->rows_ = numElements(k->outer_);
+  for (size_t a = 0; a < numArgs; ++a) {
+    k->innerStride_.push_back(cs[a].back() != 0);
+    k->strides_.push_back(std::vector<int64_t>(cs[a].begin(), cs[a].end() - 1));
+  }
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+} // namespace kc::rt

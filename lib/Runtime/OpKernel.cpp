@@ -1,0 +1,99 @@
+//===- OpKernel.cpp - The kernel dispatch table ---------------------------===//
+#include "kc/Runtime/OpKernel.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kc::rt {
+
+KernelRegistry &KernelRegistry::global() {
+  static KernelRegistry r;
+  return r;
+}
+
+void KernelRegistry::add(llvm::StringRef opName, KernelFactory factory) {
+  byName_[opName] = factory;
+}
+
+KernelFactory KernelRegistry::lookup(const OpDef *op) const {
+  if (!op)
+    return nullptr;
+  auto it = byName_.find(op->name());
+  if (it != byName_.end())
+    return it->second;
+  for (const std::string &a : op->aliases()) {
+    auto al = byName_.find(a);
+    if (al != byName_.end())
+      return al->second;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> KernelRegistry::opNames() const {
+  std::vector<std::string> names;
+  for (auto &e : byName_)
+    names.push_back(e.getKey().str());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+llvm::Error kernelError(const CallNode &call, const llvm::Twine &msg) {
+  std::string where = call.calleeName().str();
+  if (!call.name().empty())
+    where += " '" + call.name() + "'";
+  if (call.loc().valid())
+    where += " (line " + std::to_string(call.loc().line) + ")";
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), where + ": " + msg);
+}
+
+llvm::Expected<std::vector<int64_t>> staticShape(const CallNode &call, const Type &t) {
+  auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get());
+  if (!tt)
+    return kernelError(call, "needs a tensor type with a known shape, got " + typeToString(t));
+  if (!tt->isStatic())
+    return kernelError(call, "needs a static shape, got " + typeToString(t));
+  return std::vector<int64_t>(tt->dims().begin(), tt->dims().end());
+}
+
+llvm::Expected<Tensor> materializeConstant(const ConstantNode &c) {
+  auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get());
+  if (!tt || !tt->isStatic())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "constant '" + c.name() + "' has no static tensor type");
+  if (c.isScalar()) {
+    Tensor t = Tensor::empty(tt->dtype(), {});
+    const AttrValue &v = c.scalar();
+    double d = v.isBool() ? double(v.getBool()) : v.isNumber() ? v.getNumber() : 0.0;
+    switch (tt->dtype()) {
+    case DType::F32: *t.data<float>() = float(d); break;
+    case DType::F64: *t.data<double>() = d; break;
+    case DType::I64: *t.data<int64_t>() = v.isInt() ? v.getInt() : int64_t(d); break;
+    case DType::I32: *t.data<int32_t>() = int32_t(d); break;
+    case DType::Bool: *t.data<uint8_t>() = d != 0; break;
+    default:
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "literal of type " + typeToString(c.type()) +
+                                         " is not supported at run time");
+    }
+    return t;
+  }
+  if (!c.hasData())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "weight '" + c.name() +
+                                       "' has no data (is the .pnnx.bin beside the .param?)");
+  Tensor t = Tensor::empty(tt->dtype(), tt->dims());
+  auto bytes = c.data()->bytes();
+  if (bytes.size() == t.nbytes())
+    std::memcpy(t.raw(), bytes.data(), bytes.size());
+  else if (tt->rank() == 0 && bytes.empty())
+    ; // a folded scalar written without bytes reads as zero
+  else
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "weight '" + c.name() + "' holds " +
+                                       std::to_string(bytes.size()) + " bytes, but " +
+                                       typeToString(c.type()) + " needs " +
+                                       std::to_string(t.nbytes()));
+  return t;
+}
+
+} // namespace kc::rt

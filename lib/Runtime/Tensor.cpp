@@ -1,0 +1,58 @@
+//===- Tensor.cpp - Run-time tensors --------------------------------------===//
+#include "kc/Runtime/Tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace kc::rt {
+
+int64_t numElements(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string shapeToString(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::shared_ptr<void> alignedAlloc(size_t bytes) {
+  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, rounded);
+  if (!p)
+    throw std::bad_alloc();
+  std::memset(p, 0, rounded);
+  return std::shared_ptr<void>(p, [](void *q) { std::free(q); });
+}
+
+Tensor Tensor::empty(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_.assign(shape.begin(), shape.end());
+  t.owner_ = alignedAlloc(t.nbytes());
+  t.data_ = t.owner_.get();
+  return t;
+}
+
+Tensor Tensor::view(DType dtype, llvm::ArrayRef<int64_t> shape, void *data,
+                    std::shared_ptr<void> owner) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_.assign(shape.begin(), shape.end());
+  t.data_ = data;
+  t.owner_ = std::move(owner);
+  return t;
+}
+
+Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> shape) const {
+  Tensor t = *this;
+  t.shape_.assign(shape.begin(), shape.end());
+  return t;
+}
+
+} // namespace kc::rt

@@ -1,0 +1,191 @@
+//===- Activation.cpp - Elementwise activations and softmax ---------------===//
+#include "KernelUtils.h"
+
+namespace kc::rt {
+namespace {
+
+using UnaryFn = float (*)(float, const float *params);
+
+/// One elementwise activation; `params` holds its attributes.
+class UnaryKernel final : public OpKernel {
+public:
+  UnaryKernel(UnaryFn f, std::vector<float> params) : f_(f), p_(std::move(params)) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    int64_t n = in[0]->numel();
+    const float *p = p_.data();
+    UnaryFn f = f_;
+#pragma omp parallel for if (n > 65536)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = f(x[i], p);
+  }
+
+private:
+  UnaryFn f_;
+  std::vector<float> p_;
+};
+
+template <UnaryFn F, int NumParams = 0>
+llvm::Expected<std::unique_ptr<OpKernel>> unary(const CallNode &c, std::vector<float> params) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  return std::unique_ptr<OpKernel>(new UnaryKernel(F, std::move(params)));
+}
+
+float relu(float x, const float *) { return x > 0 ? x : 0.f; }
+float relu6(float x, const float *) { return std::min(std::max(x, 0.f), 6.f); }
+float sigmoid(float x, const float *) { return 1.f / (1.f + std::exp(-x)); }
+float tanhf_(float x, const float *) { return std::tanh(x); }
+float silu(float x, const float *) { return x / (1.f + std::exp(-x)); }
+float hardswish(float x, const float *) { return x * std::min(std::max(x + 3.f, 0.f), 6.f) / 6.f; }
+float hardsigmoid(float x, const float *) { return std::min(std::max(x + 3.f, 0.f), 6.f) / 6.f; }
+float geluErf(float x, const float *) { return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752f)); }
+float geluTanh(float x, const float *) {
+  return 0.5f * x * (1.f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+float leaky(float x, const float *p) { return x > 0 ? x : x * p[0]; }
+float elu(float x, const float *p) { return x > 0 ? x : p[0] * std::expm1(x); }
+float celu(float x, const float *p) { return x > 0 ? x : p[0] * std::expm1(x / p[0]); }
+float selu(float x, const float *) {
+  return 1.0507009873554804934193349852946f *
+         (x > 0 ? x : 1.6732632423543772848170429916717f * std::expm1(x));
+}
+float hardtanh(float x, const float *p) { return std::min(std::max(x, p[0]), p[1]); }
+float softplus(float x, const float *p) {
+  return x * p[0] > p[1] ? x : std::log1p(std::exp(x * p[0])) / p[0];
+}
+float mish(float x, const float *) { return x * std::tanh(std::log1p(std::exp(x))); }
+float softsign(float x, const float *) { return x / (1.f + std::fabs(x)); }
+float logsigmoid(float x, const float *) {
+  return x < 0 ? x - std::log1p(std::exp(x)) : -std::log1p(std::exp(-x));
+}
+float tanhshrink(float x, const float *) { return x - std::tanh(x); }
+
+#define KC_UNARY_KERNEL(ID, OP, FN)                                                                \
+  llvm::Expected<std::unique_ptr<OpKernel>> make_##ID(const CallNode &c,                           \
+                                                       const KernelBuildContext &) {               \
+    return unary<FN>(c, {});                                                                       \
+  }                                                                                                \
+  KC_REGISTER_KERNEL(ID, OP, make_##ID)
+
+KC_UNARY_KERNEL(relu, "nn.ReLU", relu);
+KC_UNARY_KERNEL(relu6, "nn.ReLU6", relu6);
+KC_UNARY_KERNEL(sigmoid, "nn.Sigmoid", sigmoid);
+KC_UNARY_KERNEL(tanh, "nn.Tanh", tanhf_);
+KC_UNARY_KERNEL(silu, "nn.SiLU", silu);
+KC_UNARY_KERNEL(hardswish, "nn.Hardswish", hardswish);
+KC_UNARY_KERNEL(hardsigmoid, "nn.Hardsigmoid", hardsigmoid);
+KC_UNARY_KERNEL(selu, "nn.SELU", selu);
+KC_UNARY_KERNEL(mish, "nn.Mish", mish);
+KC_UNARY_KERNEL(softsign, "nn.Softsign", softsign);
+KC_UNARY_KERNEL(logsigmoid, "nn.LogSigmoid", logsigmoid);
+KC_UNARY_KERNEL(tanhshrink, "nn.Tanhshrink", tanhshrink);
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeGelu(const CallNode &c, const KernelBuildContext &) {
+  std::string approx = c.attrs().getString("approximate", "none");
+  if (approx == "tanh")
+    return unary<geluTanh>(c, {});
+  if (approx != "none")
+    return kernelError(c, "unknown approximate='" + approx + "'");
+  return unary<geluErf>(c, {});
+}
+KC_REGISTER_KERNEL(gelu, "nn.GELU", makeGelu);
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeLeaky(const CallNode &c, const KernelBuildContext &) {
+  return unary<leaky>(c, {float(c.attrs().getFloat("negative_slope", 0.01))});
+}
+KC_REGISTER_KERNEL(leakyrelu, "nn.LeakyReLU", makeLeaky);
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeElu(const CallNode &c, const KernelBuildContext &) {
+  return unary<elu>(c, {float(c.attrs().getFloat("alpha", 1.0))});
+}
+KC_REGISTER_KERNEL(elu, "nn.ELU", makeElu);
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeCelu(const CallNode &c, const KernelBuildContext &) {
+  return unary<celu>(c, {float(c.attrs().getFloat("alpha", 1.0))});
+}
+KC_REGISTER_KERNEL(celu, "nn.CELU", makeCelu);
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeHardtanh(const CallNode &c,
+                                                       const KernelBuildContext &) {
+  return unary<hardtanh>(c, {float(c.attrs().getFloat("min_val", -1.0)),
+                             float(c.attrs().getFloat("max_val", 1.0))});
+}
+KC_REGISTER_KERNEL(hardtanh, "nn.Hardtanh", makeHardtanh);
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeSoftplus(const CallNode &c,
+                                                       const KernelBuildContext &) {
+  return unary<softplus>(c, {float(c.attrs().getFloat("beta", 1.0)),
+                             float(c.attrs().getFloat("threshold", 20.0))});
+}
+KC_REGISTER_KERNEL(softplus, "nn.Softplus", makeSoftplus);
+
+/// Softmax, log-softmax and softmin along one axis, numerically stable.
+class SoftmaxKernel final : public OpKernel {
+public:
+  enum Kind { Softmax, LogSoftmax, Softmin };
+  SoftmaxKernel(Kind k, int64_t outer, int64_t len, int64_t inner)
+      : k_(k), outer_(outer), len_(len), inner_(inner) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    float sign = k_ == Softmin ? -1.f : 1.f;
+#pragma omp parallel for collapse(2) if (outer_ * inner_ * len_ > 65536)
+    for (int64_t o = 0; o < outer_; ++o)
+      for (int64_t i = 0; i < inner_; ++i) {
+        const float *xs = x + o * len_ * inner_ + i;
+        float *ys = y + o * len_ * inner_ + i;
+        float m = -INFINITY;
+        for (int64_t j = 0; j < len_; ++j)
+          m = std::max(m, sign * xs[j * inner_]);
+        float sum = 0;
+        for (int64_t j = 0; j < len_; ++j) {
+          float e = std::exp(sign * xs[j * inner_] - m);
+          ys[j * inner_] = e;
+          sum += e;
+        }
+        if (k_ == LogSoftmax) {
+          float ls = std::log(sum) + m;
+          for (int64_t j = 0; j < len_; ++j)
+            ys[j * inner_] = xs[j * inner_] - ls;
+        } else {
+          float inv = 1.f / sum;
+          for (int64_t j = 0; j < len_; ++j)
+            ys[j * inner_] *= inv;
+        }
+      }
+  }
+
+private:
+  Kind k_;
+  int64_t outer_, len_, inner_;
+};
+
+template <SoftmaxKernel::Kind K>
+llvm::Expected<std::unique_ptr<OpKernel>> makeSoftmax(const CallNode &c,
+                                                      const KernelBuildContext &) {
+  auto s = inputShape(c, 0);
+  if (!s)
+    return s.takeError();
+  if (s->empty())
+    return std::unique_ptr<OpKernel>(new SoftmaxKernel(K, 1, 1, 1));
+  int axis = normAxis(c.attrs().getInt("dim", -1), s->size());
+  if (axis < 0 || axis >= int(s->size()))
+    return kernelError(c, "dim out of range for " + shapeToString(*s));
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i)
+    outer *= (*s)[i];
+  for (size_t i = axis + 1; i < s->size(); ++i)
+    inner *= (*s)[i];
+  return std::unique_ptr<OpKernel>(new SoftmaxKernel(K, outer, (*s)[axis], inner));
+}
+KC_REGISTER_KERNEL(softmax, "nn.Softmax", makeSoftmax<SoftmaxKernel::Softmax>);
+KC_REGISTER_KERNEL(logsoftmax, "nn.LogSoftmax", makeSoftmax<SoftmaxKernel::LogSoftmax>);
+KC_REGISTER_KERNEL(softmin, "nn.Softmin", makeSoftmax<SoftmaxKernel::Softmin>);
+
+} // namespace
+} // namespace kc::rt

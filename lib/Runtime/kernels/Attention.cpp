@@ -1,0 +1,170 @@
+//===- Attention.cpp - nn.MultiheadAttention ------------------------------===//
+//
+// Inference-mode multi-head attention: input projections, per-head scaled
+// dot-product attention with a stable softmax, output projection; every
+// matrix product is an sgemm on strided head slices (no transposing copies).
+//
+//===----------------------------------------------------------------------===//
+#include "KernelUtils.h"
+
+#include <cblas.h>
+#include <cstring>
+
+namespace kc::rt {
+namespace {
+
+class MhaKernel final : public OpKernel {
+public:
+  MhaKernel(int64_t B, int64_t L, int64_t S, int64_t E, int64_t heads, bool batchFirst,
+            int numInputs, bool needWeights, Tensor wq, Tensor wk, Tensor wv, Tensor bin,
+            Tensor wo, Tensor bo)
+      : B_(B), L_(L), S_(S), E_(E), H_(heads), batchFirst_(batchFirst), numInputs_(numInputs),
+        needWeights_(needWeights), wq_(std::move(wq)), wk_(std::move(wk)), wv_(std::move(wv)),
+        bin_(std::move(bin)), wo_(std::move(wo)), bo_(std::move(bo)) {}
+
+  size_t workspaceBytes() const override {
+    return size_t(2 * L_ * E_ + 2 * S_ * E_ + L_ * S_ + 3 * std::max(L_, S_) * E_) * sizeof(float);
+  }
+
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &ctx) override {
+    const float *q = in[0]->data<float>();
+    const float *k = numInputs_ > 1 ? in[1]->data<float>() : q;
+    const float *v = numInputs_ > 2 ? in[2]->data<float>() : k;
+    float *ws = static_cast<float *>(ctx.workspace);
+    float *Q = ws, *K = Q + L_ * E_, *V = K + S_ * E_, *O = V + S_ * E_, *P = O + L_ * E_;
+    float *gather = P + L_ * S_; // contiguous copies of seq-first batches
+    int64_t d = E_ / H_;
+    float scale = 1.f / std::sqrt(float(d));
+    const float *bq = bin_.numel() ? bin_.data<float>() : nullptr;
+    float *y = out[0]->data<float>();
+    float *attnW = needWeights_ ? out[1]->data<float>() : nullptr;
+    if (attnW)
+      std::memset(attnW, 0, out[1]->nbytes());
+    for (int64_t b = 0; b < B_; ++b) {
+      // Row r of batch b: batch-first rows are contiguous; seq-first rows
+      // are B apart, which sgemm reads through its leading dimension.
+      auto rows = [&](const float *base) { return batchFirst_ ? base + b * 0 : base + b * E_; };
+      int64_t ld = batchFirst_ ? E_ : B_ * E_;
+      const float *qb = batchFirst_ ? q + b * L_ * E_ : rows(q);
+      const float *kb = batchFirst_ ? k + b * S_ * E_ : rows(k);
+      const float *vb = batchFirst_ ? v + b * S_ * E_ : rows(v);
+      (void)gather;
+      project(qb, ld, L_, wq_, bq, Q);
+      project(kb, ld, S_, wk_, bq ? bq + E_ : nullptr, K);
+      project(vb, ld, S_, wv_, bq ? bq + 2 * E_ : nullptr, V);
+      for (int64_t h = 0; h < H_; ++h) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(L_), int(S_), int(d), scale,
+                    Q + h * d, int(E_), K + h * d, int(E_), 0.f, P, int(S_));
+        for (int64_t i = 0; i < L_; ++i) {
+          float *row = P + i * S_;
+          float m = -INFINITY, sum = 0;
+          for (int64_t j = 0; j < S_; ++j)
+            m = std::max(m, row[j]);
+          for (int64_t j = 0; j < S_; ++j)
+            sum += (row[j] = std::exp(row[j] - m));
+          float inv = 1.f / sum;
+          for (int64_t j = 0; j < S_; ++j)
+            row[j] *= inv;
+          if (attnW)
+            for (int64_t j = 0; j < S_; ++j)
+              attnW[(b * L_ + i) * S_ + j] += row[j] / float(H_);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(L_), int(d), int(S_), 1.f, P,
+                    int(S_), V + h * d, int(E_), 0.f, O + h * d, int(E_));
+      }
+      // Output projection, written straight into the result's rows.
+      float *yb = batchFirst_ ? y + b * L_ * E_ : y + b * E_;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(L_), int(E_), int(E_), 1.f, O,
+                  int(E_), wo_.data<float>(), int(E_), 0.f, yb, int(ld));
+      if (bo_.numel())
+        for (int64_t i = 0; i < L_; ++i)
+          for (int64_t j = 0; j < E_; ++j)
+            yb[i * ld + j] += bo_.data<float>()[j];
+    }
+  }
+
+private:
+  void project(const float *x, int64_t ld, int64_t rows, const Tensor &w, const float *bias,
+               float *out) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), int(E_), int(E_), 1.f, x,
+                int(ld), w.data<float>(), int(E_), 0.f, out, int(E_));
+    if (bias)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < E_; ++j)
+          out[i * E_ + j] += bias[j];
+  }
+
+  int64_t B_, L_, S_, E_, H_;
+  bool batchFirst_;
+  int numInputs_;
+  bool needWeights_;
+  Tensor wq_, wk_, wv_, bin_, wo_, bo_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c, const KernelBuildContext &) {
+  auto args = dataArgs(c);
+  if (args.empty() || args.size() > 3)
+    return kernelError(c, "expects query[, key[, value]] (attention masks are not supported)");
+  auto q = inputShape(c, 0);
+  if (!q)
+    return q.takeError();
+  auto kv = inputShape(c, args.size() > 1 ? 1 : 0);
+  if (!kv)
+    return kv.takeError();
+  if (q->size() != 3 || kv->size() != 3)
+    return kernelError(c, "expects 3-d query/key/value, got " + shapeToString(*q));
+  bool bf = c.attrs().getBool("batch_first", false);
+  int64_t E = c.attrs().getInt("embed_dim", q->back());
+  int64_t H = c.attrs().getInt("num_heads", 1);
+  if (H <= 0 || E % H || q->back() != E || kv->back() != E)
+    return kernelError(c, "embed_dim/num_heads/kdim combinations other than kdim=vdim=embed_dim "
+                          "with heads dividing embed_dim are not supported");
+  if (c.attrs().getBool("add_bias_kv", false) || c.attrs().getBool("add_zero_attn", false))
+    return kernelError(c, "add_bias_kv/add_zero_attn are not supported");
+  int64_t B = bf ? (*q)[0] : (*q)[1], L = bf ? (*q)[1] : (*q)[0];
+  int64_t S = bf ? (*kv)[1] : (*kv)[0];
+  auto win = weightTensor(c, "in_proj_weight", true);
+  if (!win)
+    return win.takeError();
+  auto bin = weightTensor(c, "in_proj_bias", false);
+  if (!bin)
+    return bin.takeError();
+  auto wo = weightTensor(c, "out_proj.weight", true);
+  if (!wo)
+    return wo.takeError();
+  auto bo = weightTensor(c, "out_proj.bias", false);
+  if (!bo)
+    return bo.takeError();
+  if (win->numel() != 3 * E * E || wo->numel() != E * E)
+    return kernelError(c, "projection weights do not match embed_dim=" + llvm::Twine(E));
+  auto slice = [&](int i) {
+    return Tensor::view(DType::F32, {E, E}, win->data<float>() + i * E * E,
+                        std::shared_ptr<void>(std::shared_ptr<void>(), nullptr));
+  };
+  // The three views share the packed in_proj_weight kept alive by `keep`.
+  Tensor keep = *win;
+  Tensor wq = slice(0), wk = slice(1), wv = slice(2);
+  bool needWeights = llvm::isa_and_nonnull<TupleTypeNode>(c.type().get());
+  auto k = std::make_unique<MhaKernel>(B, L, S, E, H, bf, int(args.size()), needWeights, wq, wk,
+                                       wv, std::move(*bin), std::move(*wo), std::move(*bo));
+  struct Holder final : OpKernel {
+    std::unique_ptr<MhaKernel> k;
+    Tensor keep;
+    void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+             ExecContext &ctx) override {
+      k->run(in, out, ctx);
+    }
+    size_t workspaceBytes() const override { return k->workspaceBytes(); }
+  };
+  auto h = std::make_unique<Holder>();
+  h->k = std::move(k);
+  h->keep = keep;
+  return std::unique_ptr<OpKernel>(std::move(h));
+}
+
+} // namespace
+
+KC_REGISTER_KERNEL(mha, "nn.MultiheadAttention", makeMha);
+
+} // namespace kc::rt

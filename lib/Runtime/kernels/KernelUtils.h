@@ -1,0 +1,116 @@
+//===- KernelUtils.h - Shared helpers of the kernel files -------*- C++ -*-===//
+#pragma once
+
+#include "kc/Runtime/OpKernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace kc::rt {
+
+/// The data arguments of a call (weights excluded), in order.
+inline std::vector<const ExprNode *> dataArgs(const CallNode &c) {
+  std::vector<const ExprNode *> r;
+  for (size_t i = 0; i < c.numArgs(); ++i)
+    if (c.keys()[i].role != ArgRole::Weight)
+      r.push_back(c.arg(i).get());
+  return r;
+}
+
+/// The static shape of data argument `i`.
+inline llvm::Expected<std::vector<int64_t>> inputShape(const CallNode &c, size_t i) {
+  auto args = dataArgs(c);
+  if (i >= args.size())
+    return kernelError(c, "expects at least " + llvm::Twine(i + 1) + " input(s), got " +
+                              llvm::Twine(args.size()));
+  return staticShape(c, args[i]->type());
+}
+
+/// The static shape of result `i` (the call's type, or field i of a tuple).
+inline llvm::Expected<std::vector<int64_t>> outputShape(const CallNode &c, size_t i = 0) {
+  if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c.type().get())) {
+    if (i >= tt->size())
+      return kernelError(c, "has no result " + llvm::Twine(i));
+    return staticShape(c, tt->fields()[i]);
+  }
+  return staticShape(c, c.type());
+}
+
+inline DType outputDType(const CallNode &c) {
+  if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get()))
+    return tt->dtype();
+  return DType::F32;
+}
+
+/// Weight `key` as an aligned f32 tensor; an error if it is required and absent.
+inline llvm::Expected<Tensor> weightTensor(const CallNode &c, llvm::StringRef key, bool required) {
+  const ConstantNode *w = c.weight(key);
+  if (!w) {
+    if (required)
+      return kernelError(c, "missing weight @" + key);
+    return Tensor();
+  }
+  auto t = materializeConstant(*w);
+  if (!t)
+    return kernelError(c, llvm::toString(t.takeError()));
+  if (t->dtype() != DType::F32)
+    return kernelError(c, "weight @" + key + " must be f32, got " +
+                              dtypeName(t->dtype()).str());
+  return t;
+}
+
+/// Normalizes a possibly negative axis.
+inline int normAxis(int64_t axis, size_t rank) {
+  return int(axis < 0 ? axis + int64_t(rank) : axis);
+}
+
+/// An int or an int list attribute widened to `n` values.
+inline std::vector<int64_t> intsN(const CallNode &c, llvm::StringRef key, size_t n,
+                                  std::vector<int64_t> dflt) {
+  const AttrValue *v = c.attrs().find(key);
+  if (!v || v->isNone())
+    return dflt;
+  std::vector<int64_t> r = v->asIntVector();
+  if (r.size() == 1 && n > 1)
+    r.assign(n, r[0]);
+  return r;
+}
+
+/// Activations a producer kernel can apply in its epilogue.
+enum class Act : uint8_t { None, Relu, Relu6, Silu, Sigmoid, Hardswish, LeakyRelu };
+
+inline float applyAct(Act a, float x, float slope) {
+  switch (a) {
+  case Act::None: return x;
+  case Act::Relu: return x > 0 ? x : 0;
+  case Act::Relu6: return std::min(std::max(x, 0.f), 6.f);
+  case Act::Silu: return x / (1.f + std::exp(-x));
+  case Act::Sigmoid: return 1.f / (1.f + std::exp(-x));
+  case Act::Hardswish: return x * std::min(std::max(x + 3.f, 0.f), 6.f) / 6.f;
+  case Act::LeakyRelu: return x > 0 ? x : x * slope;
+  }
+  return x;
+}
+
+/// Applies `act` (and a per-row bias) to `rows` × `cols` values in place.
+void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, Act act,
+                    float slope);
+
+/// Kernels that can take a following activation into their epilogue.
+class FusableKernel : public OpKernel {
+public:
+  void fuseActivation(Act a, float slope) {
+    act_ = a;
+    slope_ = slope;
+  }
+
+protected:
+  Act act_ = Act::None;
+  float slope_ = 0.f;
+};
+
+/// The activation an op applies, if it is one a producer can fuse.
+Act activationOf(const CallNode &c, float *slope);
+
+} // namespace kc::rt

@@ -1,0 +1,205 @@
+//===- Misc.cpp - pad, clamp, pixel shuffle, dtype conversion -------------===//
+#include "KernelUtils.h"
+
+#include <cstring>
+
+namespace kc::rt {
+namespace {
+
+/// F.pad over the trailing dims: constant, reflect, replicate and circular.
+class PadKernel final : public OpKernel {
+public:
+  PadKernel(std::vector<int64_t> in, std::vector<int64_t> out, std::vector<int64_t> before,
+            std::string mode, float value)
+      : in_(std::move(in)), out_(std::move(out)), before_(std::move(before)),
+        mode_(std::move(mode)), value_(value) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    size_t r = out_.size();
+    int64_t n = numElements(out_);
+    std::vector<int64_t> inStride(r);
+    int64_t st = 1;
+    for (size_t i = r; i-- > 0;)
+      inStride[i] = st, st *= in_[i];
+#pragma omp parallel for if (n > 65536)
+    for (int64_t o = 0; o < n; ++o) {
+      int64_t rem = o, off = 0;
+      bool inside = true;
+      for (size_t d = r; d-- > 0;) {
+        int64_t i = rem % out_[d] - before_[d];
+        rem /= out_[d];
+        int64_t sz = in_[d];
+        if (i < 0 || i >= sz) {
+          if (mode_ == "constant") {
+            inside = false;
+            break;
+          }
+          if (mode_ == "reflect")
+            while (i < 0 || i >= sz)
+              i = i < 0 ? -i : 2 * (sz - 1) - i;
+          else if (mode_ == "replicate")
+            i = std::clamp<int64_t>(i, 0, sz - 1);
+          else // circular
+            i = ((i % sz) + sz) % sz;
+        }
+        off += i * inStride[d];
+      }
+      y[o] = inside ? x[off] : value_;
+    }
+  }
+
+private:
+  std::vector<int64_t> in_, out_, before_;
+  std::string mode_;
+  float value_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makePad(const CallNode &c, const KernelBuildContext &) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  auto out = outputShape(c);
+  if (!out)
+    return out.takeError();
+  std::vector<int64_t> pad = c.attrs().getInts("pad", c.attrs().getInts("padding"));
+  if (pad.size() % 2 || pad.size() / 2 > in->size())
+    return kernelError(c, "pad must hold pairs for at most " + llvm::Twine(in->size()) + " dims");
+  std::vector<int64_t> before(in->size(), 0);
+  // pad lists (left, right) pairs from the last dim backwards.
+  for (size_t i = 0; i < pad.size() / 2; ++i)
+    before[in->size() - 1 - i] = pad[2 * i];
+  std::string mode = c.attrs().getString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular")
+    return kernelError(c, "unknown pad mode '" + mode + "'");
+  double value = c.attrs().getFloat("value", 0.0);
+  return std::unique_ptr<OpKernel>(new PadKernel(*in, *out, before, mode, float(value)));
+}
+KC_REGISTER_KERNEL(pad, "F.pad", makePad);
+
+class ClampKernel final : public OpKernel {
+public:
+  ClampKernel(float lo, float hi) : lo_(lo), hi_(hi) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    int64_t n = in[0]->numel();
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::isnan(x[i]) ? x[i] : std::min(std::max(x[i], lo_), hi_);
+  }
+
+private:
+  float lo_, hi_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeClamp(const CallNode &c, const KernelBuildContext &) {
+  if (dataArgs(c).size() != 1)
+    return kernelError(c, "clamp bounds given as tensors are not supported");
+  const AttrValue *lo = c.attrs().find("min"), *hi = c.attrs().find("max");
+  return std::unique_ptr<OpKernel>(
+      new ClampKernel(lo && lo->isNumber() ? float(lo->getNumber()) : -INFINITY,
+                      hi && hi->isNumber() ? float(hi->getNumber()) : INFINITY));
+}
+KC_REGISTER_KERNEL(clamp, "torch.clamp", makeClamp);
+
+/// PixelShuffle (r > 0) and PixelUnshuffle as one index map.
+class PixelShuffleKernel final : public OpKernel {
+public:
+  PixelShuffleKernel(std::vector<int64_t> out, int64_t r, bool shuffle)
+      : out_(std::move(out)), r_(r), shuffle_(shuffle) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    int64_t N = out_[0], C = out_[1], H = out_[2], W = out_[3], r = r_;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t w = 0; w < W; ++w) {
+            int64_t src;
+            if (shuffle_) { // in: (N, C*r*r, H/r, W/r)
+              int64_t ic = c * r * r + (h % r) * r + (w % r);
+              src = ((n * C * r * r + ic) * (H / r) + h / r) * (W / r) + w / r;
+            } else { // in: (N, C/(r*r), H*r, W*r)
+              int64_t ic = c / (r * r), off = c % (r * r);
+              src = ((n * (C / (r * r)) + ic) * (H * r) + h * r + off / r) * (W * r) + w * r +
+                    off % r;
+            }
+            y[((n * C + c) * H + h) * W + w] = x[src];
+          }
+  }
+
+private:
+  std::vector<int64_t> out_;
+  int64_t r_;
+  bool shuffle_;
+};
+
+template <bool Shuffle>
+llvm::Expected<std::unique_ptr<OpKernel>> makePixelShuffle(const CallNode &c,
+                                                           const KernelBuildContext &) {
+  auto out = outputShape(c);
+  if (!out)
+    return out.takeError();
+  int64_t r = c.attrs().getInt(Shuffle ? "upscale_factor" : "downscale_factor", 1);
+  if (out->size() != 4 || r <= 0)
+    return kernelError(c, "expects a 4-d result and a positive factor");
+  return std::unique_ptr<OpKernel>(new PixelShuffleKernel(*out, r, Shuffle));
+}
+KC_REGISTER_KERNEL(pixelshuffle, "nn.PixelShuffle", makePixelShuffle<true>);
+KC_REGISTER_KERNEL(pixelunshuffle, "nn.PixelUnshuffle", makePixelShuffle<false>);
+
+/// Tensor.to: element type conversion between f32, f64, i64, i32 and bool.
+class CastKernel final : public OpKernel {
+public:
+  CastKernel(DType from, DType to) : from_(from), to_(to) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    int64_t n = in[0]->numel();
+    for (int64_t i = 0; i < n; ++i)
+      store(out[0]->raw(), i, load(in[0]->raw(), i));
+  }
+
+private:
+  double load(const void *p, int64_t i) const {
+    switch (from_) {
+    case DType::F32: return static_cast<const float *>(p)[i];
+    case DType::F64: return static_cast<const double *>(p)[i];
+    case DType::I64: return double(static_cast<const int64_t *>(p)[i]);
+    case DType::I32: return static_cast<const int32_t *>(p)[i];
+    default: return static_cast<const uint8_t *>(p)[i];
+    }
+  }
+  void store(void *p, int64_t i, double v) const {
+    switch (to_) {
+    case DType::F32: static_cast<float *>(p)[i] = float(v); break;
+    case DType::F64: static_cast<double *>(p)[i] = v; break;
+    case DType::I64: static_cast<int64_t *>(p)[i] = int64_t(v); break;
+    case DType::I32: static_cast<int32_t *>(p)[i] = int32_t(v); break;
+    default: static_cast<uint8_t *>(p)[i] = v != 0; break;
+    }
+  }
+  DType from_, to_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeCast(const CallNode &c, const KernelBuildContext &) {
+  auto args = dataArgs(c);
+  auto *it = args.empty() ? nullptr : llvm::dyn_cast_or_null<TensorTypeNode>(args[0]->type().get());
+  if (!it)
+    return kernelError(c, "needs a typed input");
+  DType from = it->dtype(), to = outputDType(c);
+  auto ok = [](DType d) {
+    return d == DType::F32 || d == DType::F64 || d == DType::I64 || d == DType::I32 ||
+           d == DType::Bool;
+  };
+  if (!ok(from) || !ok(to))
+    return kernelError(c, "conversion from " + dtypeName(from) + " to " + dtypeName(to) +
+                              " is not supported");
+  return std::unique_ptr<OpKernel>(new CastKernel(from, to));
+}
+KC_REGISTER_KERNEL(to, "Tensor.to", makeCast);
+
+} // namespace
+} // namespace kc::rt

@@ -1,0 +1,196 @@
+//===- Norm.cpp - Batch, layer, group and instance normalization ----------===//
+#include "KernelUtils.h"
+
+namespace kc::rt {
+namespace {
+
+/// y = x * scale[c] + shift[c] over (N, C, inner): inference-mode batch
+/// norm, and instance norm with running statistics.
+class ChannelAffineKernel final : public OpKernel {
+public:
+  ChannelAffineKernel(int64_t n, int64_t c, int64_t inner, std::vector<float> scale,
+                      std::vector<float> shift)
+      : n_(n), c_(c), inner_(inner), scale_(std::move(scale)), shift_(std::move(shift)) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+#pragma omp parallel for collapse(2) if (n_ * c_ * inner_ > 65536)
+    for (int64_t n = 0; n < n_; ++n)
+      for (int64_t c = 0; c < c_; ++c) {
+        const float *xs = x + (n * c_ + c) * inner_;
+        float *ys = y + (n * c_ + c) * inner_;
+        float s = scale_[c], b = shift_[c];
+        for (int64_t i = 0; i < inner_; ++i)
+          ys[i] = xs[i] * s + b;
+      }
+  }
+
+private:
+  int64_t n_, c_, inner_;
+  std::vector<float> scale_, shift_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeBatchNorm(const CallNode &c,
+                                                        const KernelBuildContext &) {
+  auto s = inputShape(c, 0);
+  if (!s)
+    return s.takeError();
+  if (s->size() < 2)
+    return kernelError(c, "expects (N, C, ...), got " + shapeToString(*s));
+  int64_t C = (*s)[1];
+  auto mean = weightTensor(c, "running_mean", true);
+  if (!mean)
+    return mean.takeError();
+  auto var = weightTensor(c, "running_var", true);
+  if (!var)
+    return var.takeError();
+  auto w = weightTensor(c, "weight", false);
+  if (!w)
+    return w.takeError();
+  auto b = weightTensor(c, "bias", false);
+  if (!b)
+    return b.takeError();
+  if (mean->numel() != C || var->numel() != C || (w->defined() && w->numel() && w->numel() != C) ||
+      (b->defined() && b->numel() && b->numel() != C))
+    return kernelError(c, "statistics do not have " + llvm::Twine(C) + " channels");
+  double eps = c.attrs().getFloat("eps", 1e-5);
+  std::vector<float> scale(C), shift(C);
+  for (int64_t i = 0; i < C; ++i) {
+    float g = w->numel() ? w->data<float>()[i] : 1.f;
+    float bb = b->numel() ? b->data<float>()[i] : 0.f;
+    scale[i] = float(g / std::sqrt(double(var->data<float>()[i]) + eps));
+    shift[i] = bb - mean->data<float>()[i] * scale[i];
+  }
+  int64_t inner = numElements(*s) / ((*s)[0] * C);
+  return std::unique_ptr<OpKernel>(
+      new ChannelAffineKernel((*s)[0], C, inner, std::move(scale), std::move(shift)));
+}
+KC_REGISTER_KERNEL(bn1d, "nn.BatchNorm1d", makeBatchNorm);
+KC_REGISTER_KERNEL(bn2d, "nn.BatchNorm2d", makeBatchNorm);
+KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", makeBatchNorm);
+
+/// Normalizes groups of `len` consecutive values (a row of LayerNorm, a
+/// group of GroupNorm, a channel plane of InstanceNorm), then applies an
+/// affine transform whose parameters repeat every `affineLen` values of a
+/// row (LayerNorm) or are per channel of `inner` values (Group/Instance).
+class RowNormKernel final : public OpKernel {
+public:
+  RowNormKernel(int64_t rows, int64_t len, float eps, Tensor w, Tensor b, bool perChannel,
+                int64_t channels, int64_t inner)
+      : rows_(rows), len_(len), eps_(eps), w_(std::move(w)), b_(std::move(b)),
+        perChannel_(perChannel), channels_(channels), inner_(inner) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    const float *w = w_.numel() ? w_.data<float>() : nullptr;
+    const float *b = b_.numel() ? b_.data<float>() : nullptr;
+#pragma omp parallel for if (rows_ * len_ > 65536)
+    for (int64_t r = 0; r < rows_; ++r) {
+      const float *xs = x + r * len_;
+      float *ys = y + r * len_;
+      double sum = 0, sq = 0;
+      for (int64_t i = 0; i < len_; ++i)
+        sum += xs[i];
+      double mean = sum / len_;
+      for (int64_t i = 0; i < len_; ++i)
+        sq += (xs[i] - mean) * (xs[i] - mean);
+      float inv = float(1.0 / std::sqrt(sq / len_ + eps_));
+      float m = float(mean);
+      if (!perChannel_) {
+        for (int64_t i = 0; i < len_; ++i) {
+          float v = (xs[i] - m) * inv;
+          ys[i] = w ? v * w[i] + (b ? b[i] : 0.f) : (b ? v + b[i] : v);
+        }
+        continue;
+      }
+      // Row r covers channels starting at (r*len / inner) mod channels.
+      int64_t first = (r * len_ / inner_) % channels_;
+      for (int64_t i = 0; i < len_; ++i) {
+        int64_t ch = first + i / inner_;
+        float v = (xs[i] - m) * inv;
+        ys[i] = v * (w ? w[ch] : 1.f) + (b ? b[ch] : 0.f);
+      }
+    }
+  }
+
+private:
+  int64_t rows_, len_;
+  float eps_;
+  Tensor w_, b_;
+  bool perChannel_;
+  int64_t channels_, inner_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c,
+                                                        const KernelBuildContext &) {
+  auto s = inputShape(c, 0);
+  if (!s)
+    return s.takeError();
+  std::vector<int64_t> ns = c.attrs().getInts("normalized_shape");
+  if (ns.empty() || ns.size() > s->size() ||
+      !std::equal(ns.begin(), ns.end(), s->end() - ns.size()))
+    return kernelError(c, "normalized_shape " + shapeToString(ns) + " does not end " +
+                              shapeToString(*s));
+  auto w = weightTensor(c, "weight", false);
+  if (!w)
+    return w.takeError();
+  auto b = weightTensor(c, "bias", false);
+  if (!b)
+    return b.takeError();
+  int64_t len = numElements(ns);
+  return std::unique_ptr<OpKernel>(new RowNormKernel(numElements(*s) / len, len,
+                                                     float(c.attrs().getFloat("eps", 1e-5)),
+                                                     std::move(*w), std::move(*b), false, 1, 1));
+}
+KC_REGISTER_KERNEL(layernorm, "nn.LayerNorm", makeLayerNorm);
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeGroupNorm(const CallNode &c,
+                                                        const KernelBuildContext &) {
+  auto s = inputShape(c, 0);
+  if (!s)
+    return s.takeError();
+  int64_t G = c.attrs().getInt("num_groups", 1);
+  if (s->size() < 2 || G <= 0 || (*s)[1] % G)
+    return kernelError(c, "num_groups=" + llvm::Twine(G) + " does not divide the channels of " +
+                              shapeToString(*s));
+  auto w = weightTensor(c, "weight", false);
+  if (!w)
+    return w.takeError();
+  auto b = weightTensor(c, "bias", false);
+  if (!b)
+    return b.takeError();
+  int64_t C = (*s)[1], inner = numElements(*s) / ((*s)[0] * C);
+  int64_t len = C / G * inner;
+  return std::unique_ptr<OpKernel>(new RowNormKernel((*s)[0] * G, len,
+                                                     float(c.attrs().getFloat("eps", 1e-5)),
+                                                     std::move(*w), std::move(*b), true, C, inner));
+}
+KC_REGISTER_KERNEL(groupnorm, "nn.GroupNorm", makeGroupNorm);
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeInstanceNorm(const CallNode &c,
+                                                           const KernelBuildContext &ctx) {
+  auto s = inputShape(c, 0);
+  if (!s)
+    return s.takeError();
+  if (s->size() < 3)
+    return kernelError(c, "expects (N, C, H, W), got " + shapeToString(*s));
+  // With running statistics PyTorch normalizes like batch norm in eval mode.
+  if (c.attrs().getBool("track_running_stats", false) && c.weight("running_mean"))
+    return makeBatchNorm(c, ctx);
+  auto w = weightTensor(c, "weight", false);
+  if (!w)
+    return w.takeError();
+  auto b = weightTensor(c, "bias", false);
+  if (!b)
+    return b.takeError();
+  int64_t C = (*s)[1], inner = numElements(*s) / ((*s)[0] * C);
+  return std::unique_ptr<OpKernel>(new RowNormKernel((*s)[0] * C, inner,
+                                                     float(c.attrs().getFloat("eps", 1e-5)),
+                                                     std::move(*w), std::move(*b), true, C, inner));
+}
+KC_REGISTER_KERNEL(instnorm2d, "nn.InstanceNorm2d", makeInstanceNorm);
+
+} // namespace
+} // namespace kc::rt

@@ -1,0 +1,168 @@
+//===- Pool.cpp - Max, average and adaptive pooling -----------------------===//
+//
+// PyTorch's window rules: ceil_mode windows that start in the right padding
+// are dropped (the output size comes from the type), average pooling divides
+// by the window clipped to the padded input (count_include_pad) or to the
+// input, unless divisor_override is set. 1-d pools run as 2-d of height 1.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelUtils.h"
+
+namespace kc::rt {
+namespace {
+
+struct PoolGeometry {
+  int64_t planes, H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW;
+};
+
+class PoolKernel final : public OpKernel {
+public:
+  PoolKernel(PoolGeometry g, bool isMax, bool includePad, int64_t divisor)
+      : g_(g), max_(isMax), includePad_(includePad), divisor_(divisor) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const PoolGeometry &g = g_;
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+#pragma omp parallel for if (g.planes * g.OH * g.OW > 16384)
+    for (int64_t p = 0; p < g.planes; ++p) {
+      const float *src = x + p * g.H * g.W;
+      float *dst = y + p * g.OH * g.OW;
+      for (int64_t oh = 0; oh < g.OH; ++oh)
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          int64_t h0 = oh * g.SH - g.PH, w0 = ow * g.SW - g.PW;
+          if (max_) {
+            float m = -INFINITY;
+            for (int64_t kh = 0; kh < g.KH; ++kh) {
+              int64_t ih = h0 + kh * g.DH;
+              if (ih < 0 || ih >= g.H)
+                continue;
+              for (int64_t kw = 0; kw < g.KW; ++kw) {
+                int64_t iw = w0 + kw * g.DW;
+                if (iw >= 0 && iw < g.W) {
+                  float v = src[ih * g.W + iw];
+                  m = (v > m || std::isnan(v)) ? v : m;
+                }
+              }
+            }
+            dst[oh * g.OW + ow] = m;
+            continue;
+          }
+          int64_t h1 = std::min(h0 + g.KH, g.H + g.PH), w1 = std::min(w0 + g.KW, g.W + g.PW);
+          int64_t poolSize = (h1 - h0) * (w1 - w0);
+          int64_t hs = std::max<int64_t>(h0, 0), ws = std::max<int64_t>(w0, 0);
+          int64_t he = std::min(h1, g.H), we = std::min(w1, g.W);
+          float sum = 0;
+          for (int64_t ih = hs; ih < he; ++ih)
+            for (int64_t iw = ws; iw < we; ++iw)
+              sum += src[ih * g.W + iw];
+          int64_t div = divisor_ > 0 ? divisor_ : includePad_ ? poolSize : (he - hs) * (we - ws);
+          dst[oh * g.OW + ow] = div > 0 ? sum / float(div) : 0.f;
+        }
+    }
+  }
+
+private:
+  PoolGeometry g_;
+  bool max_, includePad_;
+  int64_t divisor_;
+};
+
+template <bool IsMax>
+llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const KernelBuildContext &) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  auto out = outputShape(c);
+  if (!out)
+    return out.takeError();
+  bool oneD = c.opDef()->name().find("1d") != std::string::npos;
+  size_t n = oneD ? 1 : 2;
+  if (in->size() < n + 1 || out->size() != in->size())
+    return kernelError(c, "unexpected input " + shapeToString(*in));
+  if (IsMax && c.attrs().getBool("return_indices", false))
+    return kernelError(c, "return_indices=True is not supported");
+  auto k = intsN(c, "kernel_size", n, {});
+  auto s = intsN(c, "stride", n, k);
+  if (s.empty())
+    s = k;
+  auto p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
+  auto d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
+  if (k.size() != n || s.size() != n || p.size() != n || d.size() != n)
+    return kernelError(c, "malformed kernel_size/stride/padding/dilation");
+  if (oneD)
+    k.insert(k.begin(), 1), s.insert(s.begin(), 1), p.insert(p.begin(), 0),
+        d.insert(d.begin(), 1);
+  int64_t H = oneD ? 1 : (*in)[in->size() - 2], W = in->back();
+  int64_t OH = oneD ? 1 : (*out)[out->size() - 2], OW = out->back();
+  PoolGeometry g{numElements(*in) / (H * W), H, W, OH, OW, k[0], k[1], s[0], s[1],
+                 p[0], p[1], d[0], d[1]};
+  const AttrValue *dv = c.attrs().find("divisor_override");
+  int64_t divisor = dv && dv->isInt() ? dv->getInt() : 0;
+  return std::unique_ptr<OpKernel>(
+      new PoolKernel(g, IsMax, c.attrs().getBool("count_include_pad", true), divisor));
+}
+KC_REGISTER_KERNEL(maxpool1d, "nn.MaxPool1d", makePool<true>);
+KC_REGISTER_KERNEL(maxpool2d, "nn.MaxPool2d", makePool<true>);
+KC_REGISTER_KERNEL(avgpool1d, "nn.AvgPool1d", makePool<false>);
+KC_REGISTER_KERNEL(avgpool2d, "nn.AvgPool2d", makePool<false>);
+
+/// Adaptive pooling: window i spans [floor(i*in/out), ceil((i+1)*in/out)).
+class AdaptivePoolKernel final : public OpKernel {
+public:
+  AdaptivePoolKernel(int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW, bool isMax)
+      : planes_(planes), H_(H), W_(W), OH_(OH), OW_(OW), max_(isMax) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+#pragma omp parallel for if (planes_ * H_ * W_ > 65536)
+    for (int64_t p = 0; p < planes_; ++p) {
+      const float *src = x + p * H_ * W_;
+      for (int64_t oh = 0; oh < OH_; ++oh) {
+        int64_t h0 = oh * H_ / OH_, h1 = ((oh + 1) * H_ + OH_ - 1) / OH_;
+        for (int64_t ow = 0; ow < OW_; ++ow) {
+          int64_t w0 = ow * W_ / OW_, w1 = ((ow + 1) * W_ + OW_ - 1) / OW_;
+          float acc = max_ ? -INFINITY : 0.f;
+          for (int64_t ih = h0; ih < h1; ++ih)
+            for (int64_t iw = w0; iw < w1; ++iw) {
+              float v = src[ih * W_ + iw];
+              acc = max_ ? ((v > acc || std::isnan(v)) ? v : acc) : acc + v;
+            }
+          y[(p * OH_ + oh) * OW_ + ow] = max_ ? acc : acc / float((h1 - h0) * (w1 - w0));
+        }
+      }
+    }
+  }
+
+private:
+  int64_t planes_, H_, W_, OH_, OW_;
+  bool max_;
+};
+
+template <bool IsMax>
+llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c,
+                                                       const KernelBuildContext &) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  auto out = outputShape(c);
+  if (!out)
+    return out.takeError();
+  if (IsMax && c.attrs().getBool("return_indices", false))
+    return kernelError(c, "return_indices=True is not supported");
+  bool oneD = c.opDef()->name().find("1d") != std::string::npos;
+  if (in->size() < (oneD ? 2u : 3u) || out->size() != in->size())
+    return kernelError(c, "unexpected input " + shapeToString(*in));
+  int64_t H = oneD ? 1 : (*in)[in->size() - 2], W = in->back();
+  int64_t OH = oneD ? 1 : (*out)[out->size() - 2], OW = out->back();
+  return std::unique_ptr<OpKernel>(
+      new AdaptivePoolKernel(numElements(*in) / (H * W), H, W, OH, OW, IsMax));
+}
+KC_REGISTER_KERNEL(aap1d, "nn.AdaptiveAvgPool1d", makeAdaptive<false>);
+KC_REGISTER_KERNEL(aap2d, "nn.AdaptiveAvgPool2d", makeAdaptive<false>);
+KC_REGISTER_KERNEL(amp1d, "nn.AdaptiveMaxPool1d", makeAdaptive<true>);
+KC_REGISTER_KERNEL(amp2d, "nn.AdaptiveMaxPool2d", makeAdaptive<true>);
+
+} // namespace
+} // namespace kc::rt

@@ -1,0 +1,96 @@
+//===- Reduce.cpp - mean / sum / prod / amax / amin over dims -------------===//
+#include "KernelUtils.h"
+
+namespace kc::rt {
+namespace {
+
+enum class ReduceKind { Mean, Sum, Prod, Max, Min };
+
+/// Reduces the input viewed as (outer, len, inner) after moving the reduced
+/// dims together: reduced dims are handled one group at a time by reading
+/// with strides, so any set of dims works.
+class ReduceKernel final : public OpKernel {
+public:
+  ReduceKernel(ReduceKind k, std::vector<int64_t> shape, std::vector<bool> reduced)
+      : k_(k), shape_(std::move(shape)), reduced_(std::move(reduced)) {
+    std::vector<int64_t> strides(shape_.size());
+    int64_t st = 1;
+    for (size_t i = shape_.size(); i-- > 0;)
+      strides[i] = st, st *= shape_[i];
+    for (size_t i = 0; i < shape_.size(); ++i) {
+      if (reduced_[i])
+        rShape_.push_back(shape_[i]), rStride_.push_back(strides[i]);
+      else
+        kShape_.push_back(shape_[i]), kStride_.push_back(strides[i]);
+    }
+  }
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    int64_t nOut = numElements(kShape_), nRed = numElements(rShape_);
+#pragma omp parallel for if (nOut * nRed > 65536)
+    for (int64_t o = 0; o < nOut; ++o) {
+      int64_t base = offset(o, kShape_, kStride_);
+      double acc = k_ == ReduceKind::Prod ? 1.0 : k_ == ReduceKind::Max ? -INFINITY
+                                                 : k_ == ReduceKind::Min ? INFINITY : 0.0;
+      for (int64_t r = 0; r < nRed; ++r) {
+        double v = x[base + offset(r, rShape_, rStride_)];
+        switch (k_) {
+        case ReduceKind::Mean:
+        case ReduceKind::Sum: acc += v; break;
+        case ReduceKind::Prod: acc *= v; break;
+        case ReduceKind::Max: acc = (v > acc || std::isnan(v)) ? v : acc; break;
+        case ReduceKind::Min: acc = (v < acc || std::isnan(v)) ? v : acc; break;
+        }
+      }
+      y[o] = float(k_ == ReduceKind::Mean ? acc / double(nRed) : acc);
+    }
+  }
+
+private:
+  static int64_t offset(int64_t linear, const std::vector<int64_t> &shape,
+                        const std::vector<int64_t> &stride) {
+    int64_t off = 0;
+    for (size_t i = shape.size(); i-- > 0;) {
+      off += (linear % shape[i]) * stride[i];
+      linear /= shape[i];
+    }
+    return off;
+  }
+  ReduceKind k_;
+  std::vector<int64_t> shape_;
+  std::vector<bool> reduced_;
+  std::vector<int64_t> rShape_, rStride_, kShape_, kStride_;
+};
+
+template <ReduceKind K>
+llvm::Expected<std::unique_ptr<OpKernel>> makeReduce(const CallNode &c,
+                                                     const KernelBuildContext &) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  std::vector<bool> reduced(in->size(), false);
+  const AttrValue *dv = c.attrs().find("dim");
+  if (!dv || dv->isNone()) {
+    reduced.assign(in->size(), true);
+  } else {
+    for (int64_t d : dv->asIntVector()) {
+      int a = normAxis(d, in->size());
+      if (a < 0 || a >= int(in->size()))
+        return kernelError(c, "dim " + llvm::Twine(d) + " out of range for " + shapeToString(*in));
+      reduced[a] = true;
+    }
+  }
+  return std::unique_ptr<OpKernel>(new ReduceKernel(K, *in, std::move(reduced)));
+}
+
+} // namespace
+
+KC_REGISTER_KERNEL(mean, "torch.mean", makeReduce<ReduceKind::Mean>);
+KC_REGISTER_KERNEL(sum, "torch.sum", makeReduce<ReduceKind::Sum>);
+KC_REGISTER_KERNEL(prod, "torch.prod", makeReduce<ReduceKind::Prod>);
+KC_REGISTER_KERNEL(amax, "torch.amax", makeReduce<ReduceKind::Max>);
+KC_REGISTER_KERNEL(amin, "torch.amin", makeReduce<ReduceKind::Min>);
+
+} // namespace kc::rt
