@@ -20,10 +20,11 @@ extern "C" void openblas_set_num_threads(int);
 namespace kc::rt {
 
 void setNumThreads(int n) {
+  // All parallelism goes through OpenMP (see sgemm in KernelUtils.h).
+  openblas_set_num_threads(1);
   if (n <= 0)
     return;
   omp_set_num_threads(n);
-  openblas_set_num_threads(n);
 }
 
 namespace {

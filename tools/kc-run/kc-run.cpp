@@ -5,6 +5,7 @@
 // saves, times or profiles the outputs.
 //
 //===----------------------------------------------------------------------===//
+#include "kc/IR/Op.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/IR/Verifier.h"
 #include "kc/Import/ModuleLoader.h"
@@ -30,7 +31,10 @@ using namespace kc;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory runCat("kc-run options");
-static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+static cl::opt<bool> listOps("list-ops",
+                             cl::desc("Print the op coverage table (Markdown) and exit"),
+                             cl::cat(runCat));
+static cl::opt<std::string> modelPath(cl::Positional,
                                       cl::desc("<model .pnnx.param or .kc>"), cl::cat(runCat));
 static cl::list<std::string> inputFiles("input", cl::desc("Input .npy, one per model input, in order"),
                                         cl::value_desc("file.npy"), cl::cat(runCat));
@@ -156,6 +160,21 @@ int main(int argc, char **argv) {
                               "  kc-run model.pnnx.param -i in0.npy --expect out0.npy\n"
                               "  kc-run model.pnnx.param -O --bench 50 --threads 2\n");
   auto &os = llvm::outs();
+  if (listOps) {
+    os << "| op | also imported as | runs in kc-run |\n|---|---|---|\n";
+    for (const OpDef *d : OpRegistry::global().all()) {
+      if (d->isOpaque() || d->is(OpFlags::ExprOp) || d->name() == "rpn")
+        continue;
+      os << "| `" << d->name() << "` | ";
+      for (size_t i = 0; i < d->aliases().size(); ++i)
+        os << (i ? ", " : "") << "`" << d->aliases()[i] << "`";
+      os << " | " << (rt::KernelRegistry::global().lookup(d) ? "yes" : "no (import and passes only)")
+         << " |\n";
+    }
+    return 0;
+  }
+  if (modelPath.empty())
+    return fail("no model given (kc-run MODEL.pnnx.param; see --help)");
   auto t0 = std::chrono::steady_clock::now();
   auto m = loadModule(modelPath);
   if (!m)

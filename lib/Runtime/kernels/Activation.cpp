@@ -123,6 +123,50 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSoftplus(const CallNode &c,
 }
 KC_REGISTER_KERNEL(softplus, "nn.Softplus", makeSoftplus);
 
+/// PReLU: one learned slope, or one per channel (dim 1).
+class PReluKernel final : public OpKernel {
+public:
+  PReluKernel(Tensor w, int64_t outer, int64_t channels, int64_t inner)
+      : w_(std::move(w)), outer_(outer), channels_(channels), inner_(inner) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    const float *w = w_.data<float>();
+    bool shared = w_.numel() == 1;
+    for (int64_t o = 0; o < outer_; ++o)
+      for (int64_t c = 0; c < channels_; ++c) {
+        float a = shared ? w[0] : w[c];
+        int64_t base = (o * channels_ + c) * inner_;
+        for (int64_t i = 0; i < inner_; ++i)
+          y[base + i] = x[base + i] > 0 ? x[base + i] : a * x[base + i];
+      }
+  }
+
+private:
+  Tensor w_;
+  int64_t outer_, channels_, inner_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makePRelu(const CallNode &c, const KernelBuildContext &) {
+  auto s = inputShape(c, 0);
+  if (!s)
+    return s.takeError();
+  auto w = weightTensor(c, "weight", true);
+  if (!w)
+    return w.takeError();
+  int64_t C = s->size() >= 2 ? (*s)[1] : 1;
+  if (w->numel() != 1 && w->numel() != C)
+    return kernelError(c, "weight has " + llvm::Twine(w->numel()) + " slopes for " +
+                              llvm::Twine(C) + " channels");
+  int64_t outer = s->empty() ? 1 : (*s)[0];
+  int64_t inner = numElements(*s) / std::max<int64_t>(1, outer * C);
+  if (s->size() < 2)
+    outer = 1, C = 1, inner = numElements(*s);
+  return std::unique_ptr<OpKernel>(new PReluKernel(std::move(*w), outer, C, inner));
+}
+KC_REGISTER_KERNEL(prelu, "nn.PReLU", makePRelu);
+
 /// Softmax, log-softmax and softmin along one axis, numerically stable.
 class SoftmaxKernel final : public OpKernel {
 public:

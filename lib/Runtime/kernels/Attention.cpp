@@ -54,7 +54,7 @@ public:
       project(kb, ld, S_, wk_, bq ? bq + E_ : nullptr, K);
       project(vb, ld, S_, wv_, bq ? bq + 2 * E_ : nullptr, V);
       for (int64_t h = 0; h < H_; ++h) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(L_), int(S_), int(d), scale,
+        sgemm(false, true, int(L_), int(S_), int(d), scale,
                     Q + h * d, int(E_), K + h * d, int(E_), 0.f, P, int(S_));
         for (int64_t i = 0; i < L_; ++i) {
           float *row = P + i * S_;
@@ -70,12 +70,12 @@ public:
             for (int64_t j = 0; j < S_; ++j)
               attnW[(b * L_ + i) * S_ + j] += row[j] / float(H_);
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(L_), int(d), int(S_), 1.f, P,
+        sgemm(false, false, int(L_), int(d), int(S_), 1.f, P,
                     int(S_), V + h * d, int(E_), 0.f, O + h * d, int(E_));
       }
       // Output projection, written straight into the result's rows.
       float *yb = batchFirst_ ? y + b * L_ * E_ : y + b * E_;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(L_), int(E_), int(E_), 1.f, O,
+      sgemm(false, true, int(L_), int(E_), int(E_), 1.f, O,
                   int(E_), wo_.data<float>(), int(E_), 0.f, yb, int(ld));
       if (bo_.numel())
         for (int64_t i = 0; i < L_; ++i)
@@ -87,7 +87,7 @@ public:
 private:
   void project(const float *x, int64_t ld, int64_t rows, const Tensor &w, const float *bias,
                float *out) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), int(E_), int(E_), 1.f, x,
+    sgemm(false, true, int(rows), int(E_), int(E_), 1.f, x,
                 int(ld), w.data<float>(), int(E_), 0.f, out, int(E_));
     if (bias)
       for (int64_t i = 0; i < rows; ++i)

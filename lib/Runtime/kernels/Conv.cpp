@@ -133,7 +133,7 @@ public:
           im2col(xg, col, Cg_, g_);
           B = col;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(OCg_), int(HW), int(K_), 1.f,
+        sgemm(false, false, int(OCg_), int(HW), int(K_), 1.f,
                     w_.data<float>() + grp * OCg_ * K_, int(K_), B, int(HW), 0.f, yg, int(HW));
         biasActivation(yg, OCg_, HW, bias ? bias + grp * OCg_ : nullptr, act_, slope_);
       }
@@ -229,7 +229,7 @@ public:
       for (int64_t grp = 0; grp < g.G; ++grp) {
         const float *xg = x + (n * g.C + grp * Cg_) * HWin;
         float *yg = y + (n * g.OC + grp * OCg_) * HW;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(rows_), int(HWin), int(Cg_), 1.f,
+        sgemm(true, false, int(rows_), int(HWin), int(Cg_), 1.f,
                     w_.data<float>() + grp * Cg_ * rows_, int(rows_), xg, int(HWin), 0.f, col,
                     int(HWin));
 #pragma omp parallel for

@@ -19,7 +19,7 @@ public:
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     float *y = out[0]->data<float>();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows_), int(out_), int(in_), 1.f,
+    sgemm(false, true, int(rows_), int(out_), int(in_), 1.f,
                 in[0]->data<float>(), int(in_), w_.data<float>(), int(in_), 0.f, y, int(out_));
     const float *b = b_.defined() && b_.numel() ? b_.data<float>() : nullptr;
     if (!b && act_ == Act::None)

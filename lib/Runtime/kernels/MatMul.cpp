@@ -50,7 +50,7 @@ public:
         cblas_sgemv(CblasRowMajor, CblasTrans, int(K_), int(N_), 1.f, b + ob, int(N_), a + oa, 1,
                     0.f, c + t * M_ * N_, 1);
       else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M_), int(N_), int(K_), 1.f,
+        sgemm(false, false, int(M_), int(N_), int(K_), 1.f,
                     a + oa, int(K_), b + ob, int(N_), 0.f, c + t * M_ * N_, int(N_));
       for (size_t i = idx.size(); i-- > 0;) {
         if (++idx[i] < batch_[i])
