@@ -9,7 +9,7 @@ packages=(
   libfmt-dev doctest-dev libarmadillo-dev libopenblas-dev
 )
 if [ "${KC_WITH_FUZZ:-0}" = 1 ]; then
-  packages+=(clang-14 libclang-rt-14-dev)
+  packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)
 fi
 
 missing=()

@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Times kc against PyTorch (jit) on the reference models, in the same run.
+
+  scripts/bench.sh [--rounds 3] [--iters 30] [--models resnet18,...] [--threads 1,2]
+
+For every (model, threads) pair and every round, kc-run -O --bench and
+../shared/bench/torch_bench.py --mode jit run back to back (interleaved, so
+drift in machine load hits both); the reported figure is the median over
+rounds of each tool's median latency. Writes docs/benchmarks.md.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ap = argparse.ArgumentParser()
+ap.add_argument("--rounds", type=int, default=3)
+ap.add_argument("--iters", type=int, default=30)
+ap.add_argument("--models", default="resnet18,mobilenet_v2,yolo_small,unet_small,tiny_transformer")
+ap.add_argument("--threads", default="1,2")
+ap.add_argument("--build", default=os.environ.get("KC_BUILD_DIR", os.path.join(root, "build")))
+ap.add_argument("--models-dir", default=os.environ.get("KC_MODELS_DIR",
+                                                       os.path.join(root, "..", "shared", "models")))
+ap.add_argument("--torch-bench", default=os.path.join(root, "..", "shared", "bench", "torch_bench.py"))
+ap.add_argument("--out", default=os.path.join(root, "docs", "benchmarks.md"))
+args = ap.parse_args()
+
+
+def model_gflop(param):
+    """FLOPs of the convolutions, linear layers, matmuls and attention of a .pnnx.param."""
+    total = 0.0
+    for line in open(param):
+        tok = line.split()
+        if len(tok) < 4 or tok[0] in ("7767517",):
+            continue
+        kind = tok[0]
+        items = dict(t.split("=", 1) for t in tok if "=" in t and not t.startswith(("$",)))
+        shapes = {k[1:]: v for k, v in items.items() if k.startswith("#")}
+        nin, nout = int(tok[2]), int(tok[3])
+        outs = tok[4 + nin:4 + nin + nout]
+        ins = tok[4:4 + nin]
+
+        def dims(operand):
+            s = shapes.get(operand)
+            if not s:
+                return None
+            body = s[1:s.index(")")]
+            return [int(x) for x in body.split(",") if x and x != "?"]
+
+        def prod(v):
+            p = 1
+            for x in v:
+                p *= x
+            return p
+
+        o = dims(outs[0]) if outs else None
+        if o is None:
+            continue
+        if kind in ("nn.Conv2d", "nn.Conv1d", "nn.ConvTranspose2d"):
+            k = [int(x) for x in items["kernel_size"].strip("()").split(",")]
+            g = int(items.get("groups", "1"))
+            cin = int(items["in_channels"])
+            if kind == "nn.ConvTranspose2d":
+                i = dims(ins[0])
+                total += 2.0 * prod(i) * int(items["out_channels"]) / g * prod(k)
+            else:
+                total += 2.0 * prod(o) * cin / g * prod(k)
+        elif kind == "nn.Linear":
+            total += 2.0 * prod(o) * int(items["in_features"])
+        elif kind == "torch.matmul":
+            a = dims(ins[0])
+            if a:
+                total += 2.0 * prod(o) * a[-1]
+        elif kind == "nn.MultiheadAttention":
+            e = int(items["embed_dim"])
+            L = o[1] if items.get("batch_first") == "True" else o[0]
+            total += 2.0 * prod(o) * e * 4 + 4.0 * prod(o) * L
+    return total / 1e9
+
+
+def run_kc(model, threads):
+    cmd = [os.path.join(args.build, "bin", "kc-run"), "-O", "-q", "--threads", str(threads),
+           "--bench", str(args.iters), "--warmup", "3",
+           os.path.join(args.models_dir, model, "model.pnnx.param")]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    m = re.search(r"latency_ms min=([\d.]+) median=([\d.]+) max=([\d.]+)", out)
+    lc = re.search(r"load\+compile_ms=([\d.]+) peak_rss_mb=([\d.]+)", out)
+    return float(m.group(2)), float(lc.group(1)), float(lc.group(2))
+
+
+def run_torch(model, threads):
+    cmd = ["/usr/bin/python3", args.torch_bench, model, "--threads", str(threads), "--mode", "jit",
+           "--iters", str(args.iters), "--models-dir", args.models_dir]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    line = [l for l in out.splitlines() if l.startswith("{")][-1]
+    return float(json.loads(line)["median_ms"])
+
+
+def gemm_peak():
+    out = subprocess.run([os.path.join(args.build, "bin", "kc-gemm-peak")], check=True,
+                         capture_output=True, text=True).stdout
+    return {int(m.group(1)): float(m.group(2))
+            for m in re.finditer(r"threads=(\d+) n=\d+ gflops=([\d.]+)", out)}
+
+
+models = args.models.split(",")
+threads = [int(t) for t in args.threads.split(",")]
+peak = gemm_peak()
+results = {}
+for r in range(args.rounds):
+    for model in models:
+        for t in threads:
+            kc, lc, rss = run_kc(model, t)
+            th = run_torch(model, t)
+            e = results.setdefault((model, t), {"kc": [], "torch": [], "lc": [], "rss": []})
+            e["kc"].append(kc)
+            e["torch"].append(th)
+            e["lc"].append(lc)
+            e["rss"].append(rss)
+            print(f"round {r + 1}: {model} threads={t}: kc {kc:.3f} ms, torch {th:.3f} ms",
+                  file=sys.stderr, flush=True)
+
+lines = [
+    "# Benchmarks",
+    "",
+    "kc (`kc-run -O`) against PyTorch 1.13 (`torch.jit` trace + freeze + optimize_for_inference,",
+    "Debian's `python3-torch`) on the same machine in the same run, batch 1. Each figure is the",
+    f"median over {args.rounds} interleaved rounds of each tool's median over {args.iters} timed runs.",
+    "Ratio = kc / PyTorch (below 1: kc is faster). GFLOP/s counts the multiply-adds of",
+    "convolutions, linear layers, matmuls and attention; the peak is OpenBLAS sgemm",
+    f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
+    f"{peak.get(2, 0):.0f} on 2.",
+    "",
+    "Made by `bash scripts/bench.sh` (" + " ".join(sys.argv[1:]) + ").",
+    "",
+    "| model | threads | kc ms | PyTorch ms | ratio | GFLOP | kc GFLOP/s | share of peak | load+compile ms | peak RSS MB |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+]
+for model in models:
+    gf = model_gflop(os.path.join(args.models_dir, model, "model.pnnx.param"))
+    for t in threads:
+        e = results[(model, t)]
+        kc, th = statistics.median(e["kc"]), statistics.median(e["torch"])
+        rate = gf / (kc / 1000.0) if kc > 0 else 0
+        share = rate / peak[t] * 100 if t in peak and peak[t] > 0 else 0
+        lines.append(f"| {model} | {t} | {kc:.3f} | {th:.3f} | {kc / th:.2f} | {gf:.3f} | {rate:.1f} | "
+                     f"{share:.0f}% | {statistics.median(e['lc']):.1f} | {statistics.median(e['rss']):.1f} |")
+open(args.out, "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
