@@ -72,8 +72,11 @@ private:
     auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.arg(0)->type().get());
     if (!tt || !tt->isStatic())
       return post;
-    int64_t v = tt->numElements().value_or(-1);
-    if (c.numArgs() == 2) {
+    // size(x) is the whole shape (a list), not foldable to one literal.
+    if (c.numArgs() != 2)
+      return post;
+    int64_t v = -1;
+    {
       const ConstantNode *d = literal(c.arg(1));
       if (!d || !d->scalar().isInt())
         return post;

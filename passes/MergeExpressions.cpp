@@ -11,10 +11,12 @@
 //===----------------------------------------------------------------------===//
 #include "kc/IR/Functor.h"
 #include "kc/IR/Op.h"
+#include "kc/IR/Rpn.h"
 #include "kc/Pass/Pass.h"
 #include "kc/Pass/PassUtils.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace kc;
 
@@ -31,14 +33,16 @@ const FunctionNode *primitiveCallee(const ExprNode *e) {
   if (!c)
     return nullptr;
   auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get());
-  return f && f->isPrimitive() ? f : nullptr;
+  // Lowered programs are opaque here: their parameters are positional tokens.
+  return f && f->isPrimitive() && !isLoweredToRpn(*f) ? f : nullptr;
 }
 
 class Merger final : public MixedModeMutator {
 public:
   using MixedModeMutator::Rewrite_;
-  Merger(const llvm::DenseMap<const ExprNode *, unsigned> &uses, int64_t maxOperands)
-      : uses_(uses), maxOperands_(maxOperands) {}
+  Merger(const llvm::DenseMap<const ExprNode *, unsigned> &uses, int64_t maxOperands,
+         llvm::StringMap<unsigned> &callsOf, llvm::StringSet<> &names)
+      : uses_(uses), maxOperands_(maxOperands), callsOf_(callsOf), names_(names) {}
   uint64_t merged = 0;
 
   Expr Rewrite_(const CallNode *pre, const Expr &post) override {
@@ -80,7 +84,15 @@ public:
     if (!changed || int64_t(operands.size()) > maxOperands_)
       return post;
     Expr body = subst.Mutate(f->body());
-    Function nf = make<const FunctionNode>(f->name(), params, body, f->retType(), true, f->attrs());
+    // The merged function keeps the consumer's name only when no other call
+    // still needs the original.
+    std::string name = f->name();
+    if (callsOf_.lookup(name) > 1) {
+      for (unsigned i = 0; names_.count(name); ++i)
+        name = f->name() + "_merged" + std::to_string(i);
+      names_.insert(name);
+    }
+    Function nf = make<const FunctionNode>(name, params, body, f->retType(), true, f->attrs());
     Call n = call(Expr(nf), operands, c->attrs(), {}, c->name());
     n->setLoc(c->loc());
     ++merged;
@@ -90,6 +102,8 @@ public:
 private:
   const llvm::DenseMap<const ExprNode *, unsigned> &uses_;
   int64_t maxOperands_;
+  llvm::StringMap<unsigned> &callsOf_;
+  llvm::StringSet<> &names_;
 };
 
 class MergeExpressions final : public Pass {
@@ -103,7 +117,16 @@ public:
     if (!main)
       return llvm::Error::success();
     auto uses = countUses(main);
-    Merger mg(uses, *maxOperands);
+    llvm::StringMap<unsigned> callsOf;
+    PostOrderVisit(main->body(), [&](const Expr &e) {
+      if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
+        if (auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get()))
+          ++callsOf[f->name()];
+    });
+    llvm::StringSet<> names;
+    for (const Function &f : m.functions())
+      names.insert(f->name());
+    Merger mg(uses, *maxOperands, callsOf, names);
     rewriteMain(m, [&](const Expr &body) { return mg.Mutate(body); });
     m.removeUnreferencedFunctions();
     numMerged += mg.merged;

@@ -65,7 +65,7 @@ public:
         return done(x);
       if (name == "mul" && isLiteralEqual(x, 1.0) && sameType(y))
         return done(y);
-      if (name == "pow" && isLiteralEqual(y, 2.0))
+      if (name == "pow" && isLiteralEqual(y, 2.0) && sameType(x))
         return done(rebuild("square", {x}, c));
       double v;
       auto *yk = llvm::dyn_cast<ConstantNode>(y.get());
@@ -74,7 +74,11 @@ public:
       if (name == "div" && isLiteral(y, &v) && yk->scalar().isFloat() && v != 0 &&
           std::isfinite(v)) {
         int exp;
-        if (std::frexp(std::fabs(v), &exp) == 0.5)
+        // Exact only if the reciprocal is representable in the literal's type.
+        auto *lt = llvm::dyn_cast_or_null<TensorTypeNode>(y->type().get());
+        bool fits = lt && lt->dtype() == DType::F64 ? std::isfinite(1.0 / v)
+                                                    : std::isfinite(float(1.0 / v));
+        if (std::frexp(std::fabs(v), &exp) == 0.5 && fits)
           return done(rebuild("mul", {x, scalarConstant(AttrValue::real(1.0 / v), y->type())}, c));
       }
       if (op->is(OpFlags::Commutative) && isLiteral(x) && !isLiteral(y))

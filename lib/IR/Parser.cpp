@@ -258,6 +258,12 @@ private:
       return AttrValue::none();
     if (w == "true" || w == "false")
       return AttrValue::boolean(w == "true");
+    // The printer writes complex numbers as `(re+imj)`.
+    if (w.size() > 2 && w.front() == '(' && w.endswith("j)")) {
+      AttrValue c = parseParamValue(w.drop_front().drop_back());
+      if (c.kind() == AttrValue::Kind::Complex)
+        return c;
+    }
     AttrValue v = parseParamValue(w);
     if (v.isString() || v.isNone())
       return errorAt(at, "expected a value (a number, true/false, none, a quoted string, a "

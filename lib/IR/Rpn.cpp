@@ -1,5 +1,6 @@
 //===- Rpn.cpp - Reverse-Polish expression programs -----------------------===//
 #include "kc/IR/Rpn.h"
+#include "kc/IR/TypeInference.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -174,31 +175,47 @@ llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, un
 
 namespace kc {
 
-/// The `rpn` op's result: the operands broadcast together (a lowered program
-/// is elementwise), in the widest floating type among them.
+/// The `rpn` op's result: the program replayed on types, each op's own
+/// type rule applied to the types on the stack (so `list`, `size`, integer
+/// division and casts type as they do in the expression AST).
 static llvm::Expected<Type> rpnTypeRule(const CallNode &call) {
-  std::vector<int64_t> dims;
-  DType dtype = DType::Unknown;
-  for (const Expr &a : call.args()) {
-    auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(a->type().get());
-    if (!tt)
-      return Type();
-    if (dtype == DType::Unknown || (isFloating(tt->dtype()) && !isFloating(dtype)))
-      dtype = tt->dtype();
-    if (tt->rank() > dims.size())
-      dims.insert(dims.begin(), tt->rank() - dims.size(), 1);
-    for (size_t k = 0; k < tt->rank(); ++k) {
-      int64_t &d = dims[dims.size() - 1 - k];
-      int64_t e = tt->dims()[tt->rank() - 1 - k];
-      if (d == 1)
-        d = e;
-      else if (e != 1 && e != d && e >= 0 && d >= 0)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "rpn: operands do not broadcast");
+  const AttrValue *prog = call.attrs().find("program");
+  if (!prog || !prog->isStringList())
+    return error("rpn: missing program attribute");
+  auto p = parseRpnTokens(prog->getStringList(), call.numArgs());
+  if (!p)
+    return p.takeError();
+  std::vector<Expr> stack;
+  for (const RpnInstr &in : p->code) {
+    switch (in.kind) {
+    case RpnInstr::Kind::Arg:
+      if (in.arg >= call.numArgs())
+        return error("rpn: %" + std::to_string(in.arg) + " is out of range");
+      if (!call.arg(in.arg)->type())
+        return Type();
+      stack.push_back(var(std::to_string(in.arg), call.arg(in.arg)->type()));
+      break;
+    case RpnInstr::Kind::Literal:
+      stack.push_back(scalarConstant(in.literal, in.literalType == DType::Unknown
+                                                     ? Type()
+                                                     : tensorType(in.literalType, {})));
+      break;
+    case RpnInstr::Kind::Apply: {
+      std::vector<Expr> args(stack.end() - in.numOperands, stack.end());
+      stack.resize(stack.size() - in.numOperands);
+      Call c = kc::call(in.op->name(), args);
+      auto t = inferCallType(*c);
+      if (!t)
+        return t.takeError();
+      if (!*t)
+        return Type();
+      c->setType(*t);
+      stack.push_back(c);
+      break;
+    }
     }
   }
-  // A program over literals only yields a float scalar.
-  return tensorType(dtype == DType::Unknown ? DType::F32 : dtype, dims);
+  return stack.back()->type();
 }
 
 KC_REGISTER_OP(rpn, kRpnOpName)

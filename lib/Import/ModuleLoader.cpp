@@ -2,6 +2,7 @@
 #include "kc/Import/ModuleLoader.h"
 #include "kc/IR/Parser.h"
 #include "kc/Import/Importer.h"
+#include "kc/Support/ZipArchive.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -21,7 +22,13 @@ llvm::Expected<ModulePtr> loadModule(llvm::StringRef path, llvm::StringRef weigh
   llvm::StringRef text = (*buf)->getBuffer();
   if (looksLikePnnx(text)) // a .param piped through stdin or without the suffix
     return importPnnx(path, weightsPath);
-  return loadModuleFromText(text, path == "-" ? "<stdin>" : path);
+  if (weightsPath.empty())
+    return loadModuleFromText(text, path == "-" ? "<stdin>" : path);
+  // kc text names its weights; their bytes come from the given archive.
+  auto zip = ZipReader::open(weightsPath);
+  if (!zip)
+    return zip.takeError();
+  return parseModule(text, path == "-" ? "<stdin>" : path, zip->get());
 }
 
 llvm::Expected<ModulePtr> loadModuleFromText(llvm::StringRef text, llvm::StringRef name) {
