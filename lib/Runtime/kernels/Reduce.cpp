@@ -72,7 +72,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeReduce(const CallNode &c,
     return in.takeError();
   std::vector<bool> reduced(in->size(), false);
   const AttrValue *dv = c.attrs().find("dim");
-  if (!dv || dv->isNone()) {
+  if (!dv || dv->isNone() || dv->asIntVector().empty()) { // dim=[] reduces all, as in PyTorch
     reduced.assign(in->size(), true);
   } else {
     for (int64_t d : dv->asIntVector()) {

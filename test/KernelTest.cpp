@@ -1,0 +1,1434 @@
+//===- KernelTest.cpp - Interpreter kernels against reference values -----===//
+//
+// Each test case builds a small module around one operator (kc text parsed
+// with parseModule, or built in C++ where weights need data), infers its
+// types (which also checks the output shapes written here against kc's own
+// type rules), compiles and runs it, and compares every output element with
+// a reference computed in this file by naive loops in double precision.
+// Inputs are random from a fixed-seed std::mt19937.
+//
+// Tolerance, elementwise: |got - ref| <= 1e-5 + 1e-5 * |ref|.
+//
+//===----------------------------------------------------------------------===//
+#include "kc/IR/Expr.h"
+#include "kc/IR/Module.h"
+#include "kc/IR/Parser.h"
+#include "kc/IR/TypeInference.h"
+#include "kc/Runtime/Interpreter.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace kc;
+
+namespace {
+
+/// |got - ref| <= kAtol + kRtol * |ref|, elementwise.
+constexpr double kAtol = 1e-5, kRtol = 1e-5;
+
+using Dims = std::vector<int64_t>;
+
+int64_t count(const Dims &s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    n *= d;
+  return n;
+}
+
+std::string dimsText(const Dims &s) {
+  std::string r = "f32[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+/// Row-major flat index of `idx` in `shape`.
+int64_t flat(const Dims &shape, const Dims &idx) {
+  int64_t f = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    f = f * shape[i] + idx[i];
+  return f;
+}
+
+/// The multi-index of flat position `f` in `shape`.
+Dims unflat(const Dims &shape, int64_t f) {
+  Dims idx(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    idx[i] = f % shape[i];
+    f /= shape[i];
+  }
+  return idx;
+}
+
+std::vector<float> uniform(std::mt19937 &rng, int64_t n, float lo = -1.f, float hi = 1.f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+rt::Tensor tensorOf(const Dims &shape, const std::vector<float> &v) {
+  rt::Tensor t = rt::Tensor::empty(DType::F32, shape);
+  REQUIRE(size_t(t.numel()) == v.size());
+  std::memcpy(t.raw(), v.data(), v.size() * sizeof(float));
+  return t;
+}
+
+/// Parses kc text and infers its types; fails the test on any error.
+ModulePtr parseTyped(const std::string &text) {
+  auto m = parseModule(text, "kernel-test");
+  if (!m)
+    FAIL("parse error: " << llvm::toString(m.takeError()) << "\n" << text);
+  if (llvm::Error e = inferTypes(**m))
+    FAIL("type error: " << llvm::toString(std::move(e)) << "\n" << text);
+  return *m;
+}
+
+/// Infers types of a module built in C++; fails the test on any error.
+void inferOrFail(Module &m) {
+  if (llvm::Error e = inferTypes(m))
+    FAIL("type error: " << llvm::toString(std::move(e)));
+}
+
+std::vector<rt::Tensor> runModule(const Module &m, const std::vector<rt::Tensor> &inputs,
+                                  const rt::CompileOptions &opts = {}) {
+  auto cm = rt::CompiledModel::compile(m, opts);
+  if (!cm)
+    FAIL("compile error: " << llvm::toString(cm.takeError()));
+  auto out = (*cm)->run(inputs);
+  if (!out)
+    FAIL("run error: " << llvm::toString(out.takeError()));
+  return std::move(*out);
+}
+
+/// One output against its reference: shape, then every element.
+void expectClose(const rt::Tensor &got, const Dims &shape, const std::vector<double> &ref,
+                 const std::string &what, double atol = kAtol, double rtol = kRtol) {
+  INFO(what);
+  REQUIRE(got.dtype() == DType::F32);
+  REQUIRE(Dims(got.shape().begin(), got.shape().end()) == shape);
+  REQUIRE(size_t(got.numel()) == ref.size());
+  const float *g = got.data<float>();
+  int64_t bad = 0, first = -1;
+  double worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double err = std::fabs(double(g[i]) - ref[i]);
+    bool ok = err <= atol + rtol * std::fabs(ref[i]);
+    if (!ok) {
+      if (first < 0)
+        first = int64_t(i);
+      ++bad;
+    }
+    if (!(err <= worst))
+      worst = err;
+  }
+  std::ostringstream msg;
+  if (bad) {
+    Dims idx = unflat(shape, first);
+    msg << bad << " of " << ref.size() << " elements differ (worst |err| " << worst
+        << "); first at [";
+    for (size_t i = 0; i < idx.size(); ++i)
+      msg << (i ? "," : "") << idx[i];
+    msg << "]: got " << g[first] << ", expected " << ref[size_t(first)];
+  }
+  CHECK_MESSAGE(bad == 0, msg.str());
+}
+
+/// A module whose main applies one call (given as text) to f32 parameters.
+std::string oneOpText(const std::vector<std::pair<std::string, Dims>> &params,
+                      const std::string &callText, const Dims &out) {
+  std::string s = "fn @main(";
+  for (size_t i = 0; i < params.size(); ++i)
+    s += (i ? ", %" : "%") + params[i].first + ": " + dimsText(params[i].second);
+  s += ") -> " + dimsText(out) + " {\n  %0 = " + callText + " : " + dimsText(out) +
+       "\n  return %0\n}\n";
+  return s;
+}
+
+/// Runs one single-input op given as text and returns its output.
+rt::Tensor runOneOp(const Dims &in, const std::vector<float> &x, const std::string &callText,
+                    const Dims &out) {
+  ModulePtr m = parseTyped(oneOpText({{"x", in}}, callText, out));
+  auto r = runModule(*m, {tensorOf(in, x)});
+  REQUIRE(r.size() == 1);
+  return r[0];
+}
+
+/// Reference for gather-like ops: output element i is x[src(index of i)],
+/// or `fill` where src returns nullopt.
+std::vector<double> gather(const Dims &in, const std::vector<float> &x, const Dims &out,
+                           const std::function<std::optional<Dims>(const Dims &)> &src,
+                           double fill = 0) {
+  std::vector<double> r(size_t(count(out)));
+  for (int64_t o = 0; o < count(out); ++o) {
+    auto s = src(unflat(out, o));
+    r[size_t(o)] = s ? double(x[size_t(flat(in, *s))]) : fill;
+  }
+  return r;
+}
+
+struct WeightArg {
+  std::string key;
+  Dims shape;
+  std::vector<float> data;
+};
+
+/// main(%x) = op(%x, weights...) built in C++ so the weights carry data,
+/// arguments laid out as the importer does (data first, then weights).
+ModulePtr weightedOp(const std::string &op, const Dims &in, Attrs attrs,
+                     const std::vector<WeightArg> &weights, const Dims &out) {
+  Var x = var("x", tensorType(DType::F32, in));
+  std::vector<Expr> args{x};
+  std::vector<ArgKey> keys{ArgKey{}};
+  for (const WeightArg &w : weights) {
+    REQUIRE(size_t(count(w.shape)) == w.data.size());
+    std::vector<uint8_t> bytes(w.data.size() * sizeof(float));
+    std::memcpy(bytes.data(), w.data.data(), bytes.size());
+    args.push_back(tensorConstant("op." + w.key, tensorType(DType::F32, w.shape),
+                                  TensorData::owned(std::move(bytes))));
+    keys.push_back({ArgRole::Weight, w.key});
+  }
+  Call c = call(op, args, std::move(attrs), keys, "op");
+  Type outT = tensorType(DType::F32, out);
+  c->setType(outT);
+  auto m = std::make_shared<Module>();
+  m->add(make<const FunctionNode>("main", std::vector<Var>{x}, Expr(c), outT, false));
+  inferOrFail(*m);
+  return m;
+}
+
+AttrValue ints(std::vector<int64_t> v) { return AttrValue::intList(std::move(v)); }
+AttrValue i64(int64_t v) { return AttrValue::integer(v); }
+AttrValue flag(bool b) { return AttrValue::boolean(b); }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Reference reduction: every input element accumulates into the output
+/// position that drops the reduced dims.
+std::vector<double> reduceRef(const std::string &op, const Dims &in, const std::vector<float> &x,
+                              const std::vector<bool> &red) {
+  Dims kept;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (!red[d])
+      kept.push_back(in[d]);
+  int64_t n = count(kept);
+  double init = op == "torch.prod"   ? 1.0
+                : op == "torch.amax" ? -std::numeric_limits<double>::infinity()
+                : op == "torch.amin" ? std::numeric_limits<double>::infinity()
+                                     : 0.0;
+  std::vector<double> acc(size_t(n), init);
+  std::vector<int64_t> cnt(size_t(n), 0);
+  for (int64_t i = 0; i < count(in); ++i) {
+    Dims idx = unflat(in, i), k;
+    for (size_t d = 0; d < in.size(); ++d)
+      if (!red[d])
+        k.push_back(idx[d]);
+    size_t o = size_t(flat(kept, k));
+    double v = x[size_t(i)];
+    if (op == "torch.prod")
+      acc[o] *= v;
+    else if (op == "torch.amax")
+      acc[o] = std::max(acc[o], v);
+    else if (op == "torch.amin")
+      acc[o] = std::min(acc[o], v);
+    else
+      acc[o] += v;
+    ++cnt[o];
+  }
+  if (op == "torch.mean")
+    for (size_t o = 0; o < acc.size(); ++o)
+      acc[o] /= double(cnt[o]);
+  return acc;
+}
+} // namespace
+
+TEST_CASE("kernel: reductions mean/sum/prod/amax/amin") {
+  std::mt19937 rng(101);
+  const Dims in{2, 3, 4, 5};
+  // Values near 1 keep products well scaled.
+  auto x = uniform(rng, count(in), 0.6f, 1.4f);
+  struct Case {
+    std::string op, attrs;
+    std::vector<int> reduced; ///< normalized dims; empty = all
+    Dims out;
+  };
+  const std::vector<Case> cases = {
+      {"torch.mean", "{dim=[1], keepdim=false}", {1}, {2, 4, 5}},
+      {"torch.sum", "{dim=[1,3], keepdim=true}", {1, 3}, {2, 1, 4, 1}},
+      {"torch.amax", "{dim=[-1], keepdim=false}", {3}, {2, 3, 4}},
+      {"torch.amin", "{dim=[-3,-1], keepdim=true}", {1, 3}, {2, 1, 4, 1}},
+      {"torch.prod", "{dim=2, keepdim=false}", {2}, {2, 3, 5}},
+      {"torch.prod", "{dim=[-4], keepdim=true}", {0}, {1, 3, 4, 5}},
+      {"torch.sum", "{dim=[0,2], keepdim=false}", {0, 2}, {3, 5}},
+      {"torch.mean", "{dim=[-2,0], keepdim=true}", {0, 2}, {1, 3, 1, 5}},
+      {"torch.amax", "{dim=[0,1,2,3], keepdim=true}", {0, 1, 2, 3}, {1, 1, 1, 1}},
+      {"torch.amin", "{dim=[3,2,1], keepdim=false}", {1, 2, 3}, {2}},
+      {"torch.mean", "{keepdim=false}", {}, {}},
+      {"torch.sum", "", {}, {}},
+      {"torch.amax", "{dim=none, keepdim=false}", {}, {}},
+      {"torch.amin", "", {}, {}},
+  };
+  for (const Case &c : cases) {
+    std::string text = c.op + "(%x)" + (c.attrs.empty() ? "" : " " + c.attrs);
+    CAPTURE(text);
+    std::vector<bool> red(in.size(), c.reduced.empty());
+    for (int d : c.reduced)
+      red[size_t(d)] = true;
+    rt::Tensor got = runOneOp(in, x, text, c.out);
+    expectClose(got, c.out, reduceRef(c.op, in, x, red), text);
+  }
+}
+
+TEST_CASE("kernel: reductions over an empty dim list reduce every dim") {
+  // PyTorch's sum/mean(dim=[]) reduce everything, and so does kc's type rule;
+  // the kernel once reduced nothing here and wrote the whole input into the
+  // one-element result (heap corruption).
+  std::mt19937 rng(102);
+  const Dims in{2, 3, 4, 5};
+  auto x = uniform(rng, count(in));
+  const std::vector<bool> all(in.size(), true);
+  expectClose(runOneOp(in, x, "torch.sum(%x) {dim=[], keepdim=false}", {}), {},
+              reduceRef("torch.sum", in, x, all), "sum dim=[]");
+  expectClose(runOneOp(in, x, "torch.mean(%x) {dim=[], keepdim=true}", {1, 1, 1, 1}),
+              {1, 1, 1, 1}, reduceRef("torch.mean", in, x, all), "mean dim=[] keepdim");
+}
+
+//===----------------------------------------------------------------------===//
+// Slicing
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("kernel: Tensor.slice (both forms) and Tensor.select") {
+  std::mt19937 rng(202);
+  const Dims in{4, 6, 5};
+  auto x = uniform(rng, count(in));
+  struct Case {
+    std::string call;
+    Dims out;
+    std::function<std::optional<Dims>(const Dims &)> src;
+  };
+  const std::vector<Case> cases = {
+      // x[:, -4::2]
+      {"Tensor.slice(%x) {dim=1, start=-4, end=2147483647, step=2}",
+       {4, 2, 5},
+       [](const Dims &o) { return Dims{o[0], 2 + 2 * o[1], o[2]}; }},
+      // x[:, :, 1:-1]
+      {"Tensor.slice(%x) {dim=2, start=1, end=-1, step=1}",
+       {4, 6, 3},
+       [](const Dims &o) { return Dims{o[0], o[1], 1 + o[2]}; }},
+      // x[1:4:2]
+      {"Tensor.slice(%x) {dim=0, start=1, end=4, step=2}",
+       {2, 6, 5},
+       [](const Dims &o) { return Dims{1 + 2 * o[0], o[1], o[2]}; }},
+      // x[..., -10:3]: the start clamps to 0
+      {"Tensor.slice(%x) {dim=-1, start=-10, end=3, step=1}",
+       {4, 6, 3},
+       [](const Dims &o) { return Dims{o[0], o[1], o[2]}; }},
+      // x[:, 5:] with step 3: one element
+      {"Tensor.slice(%x) {dim=1, start=5, end=2147483647, step=3}",
+       {4, 1, 5},
+       [](const Dims &o) { return Dims{o[0], 5, o[2]}; }},
+      // x[1:3, :, -3::2]
+      {"Tensor.slice(%x) {dims=[0,2], starts=[1,-3], ends=[3,2147483647], steps=[1,2]}",
+       {2, 6, 2},
+       [](const Dims &o) { return Dims{1 + o[0], o[1], 2 + 2 * o[2]}; }},
+      // x[:, 1:5:2, 0:4:3], dims given out of order and negative
+      {"Tensor.slice(%x) {dims=[-1,1], starts=[0,1], ends=[4,5], steps=[3,2]}",
+       {4, 2, 2},
+       [](const Dims &o) { return Dims{o[0], 1 + 2 * o[1], 3 * o[2]}; }},
+      // x[-2]
+      {"Tensor.select(%x) {dim=0, index=-2}",
+       {6, 5},
+       [](const Dims &o) { return Dims{2, o[0], o[1]}; }},
+      // x[:, 4]
+      {"Tensor.select(%x) {dim=1, index=-2}",
+       {4, 5},
+       [](const Dims &o) { return Dims{o[0], 4, o[1]}; }},
+      // x[..., 3]
+      {"Tensor.select(%x) {dim=-1, index=3}",
+       {4, 6},
+       [](const Dims &o) { return Dims{o[0], o[1], 3}; }},
+  };
+  for (const Case &c : cases) {
+    CAPTURE(c.call);
+    rt::Tensor got = runOneOp(in, x, c.call, c.out);
+    expectClose(got, c.out, gather(in, x, c.out, c.src), c.call);
+  }
+}
+
+TEST_CASE("kernel: Tensor.slice with selects (x[1:, 3])") {
+  std::mt19937 rng(203);
+  const Dims in{4, 6, 5};
+  auto x = uniform(rng, count(in));
+  std::string call = "Tensor.slice(%x) {dims=[0,1], starts=[1,0], ends=[2147483647,0], "
+                     "steps=[1,1], selects=[2147483647,3]}";
+  const Dims out{3, 5};
+  rt::Tensor got = runOneOp(in, x, call, out);
+  expectClose(got, out,
+              gather(in, x, out, [](const Dims &o) { return Dims{1 + o[0], 3, o[1]}; }), call);
+}
+
+//===----------------------------------------------------------------------===//
+// Multi-output splits
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// main(%x) = (op(%x).0, op(%x).1, ...) built with tupleGetItem and a Tuple.
+ModulePtr splitModule(const std::string &op, const Dims &in, Attrs attrs,
+                      const std::vector<Dims> &outs) {
+  Var x = var("x", tensorType(DType::F32, in));
+  Call c = call(op, {Expr(x)}, std::move(attrs), {}, "split");
+  std::vector<Type> fields;
+  for (const Dims &o : outs)
+    fields.push_back(tensorType(DType::F32, o));
+  Type tt = tupleType(fields);
+  c->setType(tt);
+  std::vector<Expr> items;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    TupleGetItem g = tupleGetItem(c, unsigned(i));
+    g->setType(fields[i]);
+    items.push_back(g);
+  }
+  Tuple body = tuple(items);
+  body->setType(tt);
+  auto m = std::make_shared<Module>();
+  m->add(make<const FunctionNode>("main", std::vector<Var>{x}, Expr(body), tt, false));
+  inferOrFail(*m);
+  return m;
+}
+} // namespace
+
+TEST_CASE("kernel: torch.chunk/split/unbind/tensor_split") {
+  std::mt19937 rng(303);
+  const Dims in{3, 7, 2};
+  auto x = uniform(rng, count(in));
+  struct Case {
+    std::string name, op;
+    Attrs attrs;
+    int dim;                                       ///< normalized
+    std::vector<std::pair<int64_t, int64_t>> ranges; ///< [start, end) along dim
+    bool drop;                                     ///< unbind: the dim is removed
+  };
+  const std::vector<Case> cases = {
+      {"chunk 3 dim 1", "torch.chunk", {{"chunks", i64(3)}, {"dim", i64(1)}}, 1,
+       {{0, 3}, {3, 6}, {6, 7}}, false},
+      {"chunk 2 dim -1", "torch.chunk", {{"chunks", i64(2)}, {"dim", i64(-1)}}, 2,
+       {{0, 1}, {1, 2}}, false},
+      {"chunk 4 dim 0 (3 pieces)", "torch.chunk", {{"chunks", i64(4)}, {"dim", i64(0)}}, 0,
+       {{0, 1}, {1, 2}, {2, 3}}, false},
+      {"split [2,5] dim 1", "torch.split",
+       {{"split_size_or_sections", ints({2, 5})}, {"dim", i64(1)}}, 1, {{0, 2}, {2, 7}}, false},
+      {"split 3 dim -2", "torch.split", {{"split_size_or_sections", i64(3)}, {"dim", i64(-2)}},
+       1, {{0, 3}, {3, 6}, {6, 7}}, false},
+      {"unbind dim 0", "torch.unbind", {{"dim", i64(0)}}, 0, {{0, 1}, {1, 2}, {2, 3}}, true},
+      {"unbind dim -1", "torch.unbind", {{"dim", i64(-1)}}, 2, {{0, 1}, {1, 2}}, true},
+      {"tensor_split indices [2,5] dim 1", "torch.tensor_split",
+       {{"indices", ints({2, 5})}, {"dim", i64(1)}}, 1, {{0, 2}, {2, 5}, {5, 7}}, false},
+      {"tensor_split sections 3 dim 1", "torch.tensor_split",
+       {{"sections", i64(3)}, {"dim", i64(1)}}, 1, {{0, 3}, {3, 5}, {5, 7}}, false},
+      {"tensor_split indices [-2] dim 0", "torch.tensor_split",
+       {{"indices", ints({-2})}, {"dim", i64(0)}}, 0, {{0, 1}, {1, 3}}, false},
+  };
+  for (const Case &c : cases) {
+    CAPTURE(c.name);
+    std::vector<Dims> outs;
+    for (auto [s, e] : c.ranges) {
+      Dims o = in;
+      if (c.drop)
+        o.erase(o.begin() + c.dim);
+      else
+        o[size_t(c.dim)] = e - s;
+      outs.push_back(o);
+    }
+    ModulePtr m = splitModule(c.op, in, c.attrs, outs);
+    auto got = runModule(*m, {tensorOf(in, x)});
+    REQUIRE(got.size() == outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      int64_t start = c.ranges[i].first;
+      auto ref = gather(in, x, outs[i], [&](const Dims &o) {
+        Dims s = o;
+        if (c.drop)
+          s.insert(s.begin() + c.dim, start);
+        else
+          s[size_t(c.dim)] += start;
+        return std::optional<Dims>(s);
+      });
+      expectClose(got[i], outs[i], ref, c.name + " piece " + std::to_string(i));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Padding and clamping
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("kernel: F.pad constant/reflect/replicate") {
+  std::mt19937 rng(404);
+  const Dims in{2, 3, 4, 5};
+  auto x = uniform(rng, count(in));
+  // The pad list holds (before, after) pairs from the last dim backwards.
+  struct Case {
+    std::string call;
+    std::vector<int64_t> pad;
+    std::string mode;
+  };
+  const std::vector<Case> cases = {
+      {"F.pad(%x) {mode=\"constant\", pad=[1,2,2,1], value=1.5}", {1, 2, 2, 1}, "constant"},
+      {"F.pad(%x) {mode=\"constant\", pad=[1,1,0,0,1,0], value=1.5}", {1, 1, 0, 0, 1, 0},
+       "constant"},
+      {"F.pad(%x) {mode=\"reflect\", pad=[2,1,1,3]}", {2, 1, 1, 3}, "reflect"},
+      {"F.pad(%x) {mode=\"replicate\", pad=[3,0,0,2]}", {3, 0, 0, 2}, "replicate"},
+  };
+  for (const Case &c : cases) {
+    CAPTURE(c.call);
+    Dims out = in, before(in.size(), 0);
+    for (size_t i = 0; i < c.pad.size() / 2; ++i) {
+      size_t d = in.size() - 1 - i;
+      before[d] = c.pad[2 * i];
+      out[d] += c.pad[2 * i] + c.pad[2 * i + 1];
+    }
+    auto ref = gather(
+        in, x, out,
+        [&](const Dims &o) -> std::optional<Dims> {
+          Dims s(in.size());
+          for (size_t d = 0; d < in.size(); ++d) {
+            int64_t i = o[d] - before[d], n = in[d];
+            if (i < 0 || i >= n) {
+              if (c.mode == "constant")
+                return std::nullopt;
+              if (c.mode == "reflect") // mirror without repeating the edge
+                i = i < 0 ? -i : 2 * (n - 1) - i;
+              else
+                i = i < 0 ? 0 : n - 1;
+            }
+            s[d] = i;
+          }
+          return s;
+        },
+        1.5);
+    expectClose(runOneOp(in, x, c.call, out), out, ref, c.call);
+  }
+}
+
+TEST_CASE("kernel: torch.clamp min only, max only, both") {
+  std::mt19937 rng(505);
+  const Dims in{3, 4, 5};
+  auto x = uniform(rng, count(in), -2.f, 2.f);
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    std::string call;
+    double lo, hi;
+  };
+  const std::vector<Case> cases = {
+      {"torch.clamp(%x) {min=-0.5}", -0.5, inf},
+      {"torch.clamp(%x) {max=0.75}", -inf, 0.75},
+      {"torch.clamp(%x) {max=0.25, min=-1.0}", -1.0, 0.25},
+      {"torch.clamp(%x) {max=none, min=0}", 0.0, inf},
+      {"torch.clamp(%x) {max=1, min=none}", -inf, 1.0},
+  };
+  for (const Case &c : cases) {
+    CAPTURE(c.call);
+    std::vector<double> ref(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      double v = x[i];
+      if (v < c.lo)
+        v = c.lo;
+      if (v > c.hi)
+        v = c.hi;
+      ref[i] = v;
+    }
+    expectClose(runOneOp(in, x, c.call, in), in, ref, c.call);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("kernel: torch.stack and torch.cat") {
+  std::mt19937 rng(606);
+  const Dims s3{2, 3, 4};
+  auto a = uniform(rng, 24), b = uniform(rng, 24), c = uniform(rng, 24);
+  const std::vector<const std::vector<float> *> abc{&a, &b, &c};
+  auto runMulti = [&](const std::vector<std::pair<std::string, Dims>> &params,
+                      const std::vector<std::vector<float>> &data, const std::string &call,
+                      const Dims &out) {
+    ModulePtr m = parseTyped(oneOpText(params, call, out));
+    std::vector<rt::Tensor> ins;
+    for (size_t i = 0; i < params.size(); ++i)
+      ins.push_back(tensorOf(params[i].second, data[i]));
+    auto r = runModule(*m, ins);
+    REQUIRE(r.size() == 1);
+    return r[0];
+  };
+  SUBCASE("stack dim 1") {
+    Dims out{2, 3, 3, 4};
+    std::vector<double> ref(size_t(count(out)));
+    for (int64_t o = 0; o < count(out); ++o) {
+      Dims i = unflat(out, o);
+      ref[size_t(o)] = (*abc[size_t(i[1])])[size_t(flat(s3, {i[0], i[2], i[3]}))];
+    }
+    auto got = runMulti({{"a", s3}, {"b", s3}, {"c", s3}}, {a, b, c},
+                        "torch.stack(%a, %b, %c) {dim=1}", out);
+    expectClose(got, out, ref, "stack dim 1");
+  }
+  SUBCASE("stack dim -1") {
+    Dims out{2, 3, 4, 3};
+    std::vector<double> ref(size_t(count(out)));
+    for (int64_t o = 0; o < count(out); ++o) {
+      Dims i = unflat(out, o);
+      ref[size_t(o)] = (*abc[size_t(i[3])])[size_t(flat(s3, {i[0], i[1], i[2]}))];
+    }
+    auto got = runMulti({{"a", s3}, {"b", s3}, {"c", s3}}, {a, b, c},
+                        "torch.stack(%a, %b, %c) {dim=-1}", out);
+    expectClose(got, out, ref, "stack dim -1");
+  }
+  SUBCASE("cat dim 0") {
+    Dims sd{1, 3, 4}, out{3, 3, 4};
+    auto d = uniform(rng, count(sd));
+    std::vector<double> ref(size_t(count(out)));
+    for (int64_t o = 0; o < count(out); ++o) {
+      Dims i = unflat(out, o);
+      ref[size_t(o)] = i[0] < 2 ? a[size_t(flat(s3, i))]
+                                : d[size_t(flat(sd, {i[0] - 2, i[1], i[2]}))];
+    }
+    auto got = runMulti({{"a", s3}, {"d", sd}}, {a, d}, "torch.cat(%a, %d) {dim=0}", out);
+    expectClose(got, out, ref, "cat dim 0");
+  }
+  SUBCASE("cat dim -1, three operands") {
+    Dims sd{2, 3, 2}, out{2, 3, 10};
+    auto d = uniform(rng, count(sd));
+    std::vector<double> ref(size_t(count(out)));
+    for (int64_t o = 0; o < count(out); ++o) {
+      Dims i = unflat(out, o);
+      int64_t k = i[2];
+      ref[size_t(o)] = k < 4   ? a[size_t(flat(s3, {i[0], i[1], k}))]
+                       : k < 6 ? d[size_t(flat(sd, {i[0], i[1], k - 4}))]
+                               : b[size_t(flat(s3, {i[0], i[1], k - 6}))];
+    }
+    auto got = runMulti({{"a", s3}, {"d", sd}, {"b", s3}}, {a, d, b},
+                        "torch.cat(%a, %d, %b) {dim=-1}", out);
+    expectClose(got, out, ref, "cat dim -1");
+  }
+}
+
+TEST_CASE("kernel: squeeze, unsqueeze, permute, transpose, expand") {
+  std::mt19937 rng(707);
+  struct Case {
+    std::string call;
+    Dims in, out;
+    std::function<std::optional<Dims>(const Dims &)> src;
+  };
+  const std::vector<Case> cases = {
+      {"torch.squeeze(%x) {dim=1}", {2, 1, 3, 1}, {2, 3, 1},
+       [](const Dims &o) { return Dims{o[0], 0, o[1], o[2]}; }},
+      {"torch.squeeze(%x) {dim=-1}", {2, 1, 3, 1}, {2, 1, 3},
+       [](const Dims &o) { return Dims{o[0], o[1], o[2], 0}; }},
+      {"torch.squeeze(%x)", {2, 1, 3, 1}, {2, 3},
+       [](const Dims &o) { return Dims{o[0], 0, o[1], 0}; }},
+      {"torch.unsqueeze(%x) {dim=-1}", {2, 3}, {2, 3, 1},
+       [](const Dims &o) { return Dims{o[0], o[1]}; }},
+      {"torch.unsqueeze(%x) {dim=1}", {2, 3}, {2, 1, 3},
+       [](const Dims &o) { return Dims{o[0], o[2]}; }},
+      // out[a,b,c,d] = x[b,d,a,c]: out dim i is input dim dims[i]
+      {"Tensor.permute(%x) {dims=[2,0,3,1]}", {2, 3, 4, 5}, {4, 2, 5, 3},
+       [](const Dims &o) { return Dims{o[1], o[3], o[0], o[2]}; }},
+      {"Tensor.permute(%x) {dims=[0,-1,1,-2]}", {2, 3, 4, 5}, {2, 5, 3, 4},
+       [](const Dims &o) { return Dims{o[0], o[2], o[3], o[1]}; }},
+      {"torch.transpose(%x) {dim0=1, dim1=-1}", {2, 3, 4, 5}, {2, 5, 4, 3},
+       [](const Dims &o) { return Dims{o[0], o[3], o[2], o[1]}; }},
+      {"torch.transpose(%x) {dim0=0, dim1=1}", {6, 7}, {7, 6},
+       [](const Dims &o) { return Dims{o[1], o[0]}; }},
+      {"Tensor.expand(%x) {sizes=[2,3,5,4]}", {3, 1, 4}, {2, 3, 5, 4},
+       [](const Dims &o) { return Dims{o[1], 0, o[3]}; }},
+      {"Tensor.expand(%x) {sizes=[2,-1,5,-1]}", {3, 1, 4}, {2, 3, 5, 4},
+       [](const Dims &o) { return Dims{o[1], 0, o[3]}; }},
+      {"Tensor.expand(%x) {sizes=[3,4,2]}", {1, 4, 1}, {3, 4, 2},
+       [](const Dims &o) { return Dims{0, o[1], 0}; }},
+  };
+  for (const Case &c : cases) {
+    CAPTURE(c.call);
+    auto x = uniform(rng, count(c.in));
+    expectClose(runOneOp(c.in, x, c.call, c.out), c.out, gather(c.in, x, c.out, c.src), c.call);
+  }
+}
+
+TEST_CASE("kernel: views feeding copies (unsqueeze -> expand -> permute)") {
+  std::mt19937 rng(708);
+  const Dims in{2, 3};
+  auto x = uniform(rng, 6);
+  ModulePtr m = parseTyped(R"(fn @main(%x: f32[2,3]) -> f32[4,3,2] {
+  %0 = torch.unsqueeze(%x) {dim=0} : f32[1,2,3]
+  %1 = Tensor.expand(%0) {sizes=[4,2,3]} : f32[4,2,3]
+  %2 = Tensor.permute(%1) {dims=[0,2,1]} : f32[4,3,2]
+  return %2
+}
+)");
+  auto got = runModule(*m, {tensorOf(in, x)});
+  Dims out{4, 3, 2};
+  expectClose(got[0], out,
+              gather(in, x, out, [](const Dims &o) { return Dims{o[2], o[1]}; }), "chain");
+}
+
+TEST_CASE("kernel: channel shuffle (reshape -> permute -> reshape)") {
+  std::mt19937 rng(808);
+  const int64_t N = 2, C = 6, H = 3, W = 4, g = 3;
+  const Dims in{N, C, H, W};
+  auto x = uniform(rng, count(in));
+  ModulePtr m = parseTyped(R"(fn @main(%x: f32[2,6,3,4]) -> f32[2,6,3,4] {
+  %0 = Tensor.reshape(%x) {shape=[2,3,2,3,4]} : f32[2,3,2,3,4]
+  %1 = Tensor.permute(%0) {dims=[0,2,1,3,4]} : f32[2,2,3,3,4]
+  %2 = Tensor.reshape(%1) {shape=[2,6,3,4]} : f32[2,6,3,4]
+  return %2
+}
+)");
+  // Group a's channel b (input channel a*C/g + b) becomes channel b*g + a.
+  std::vector<double> ref(size_t(count(in)));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t a = 0; a < g; ++a)
+      for (int64_t b = 0; b < C / g; ++b)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t w = 0; w < W; ++w)
+            ref[size_t(flat(in, {n, b * g + a, h, w}))] = x[size_t(flat(in, {n, a * (C / g) + b, h, w}))];
+  auto got = runModule(*m, {tensorOf(in, x)});
+  expectClose(got[0], in, ref, "channel shuffle");
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Adaptive pooling reference: output i covers [floor(i*in/out), ceil((i+1)*in/out)).
+std::vector<double> adaptiveRef(const Dims &in, const std::vector<float> &x, int64_t OH,
+                                int64_t OW, bool isMax) {
+  int64_t P = in[0] * in[1], H = in[2], W = in[3];
+  std::vector<double> r;
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        auto h0 = int64_t(std::floor(double(oh) * H / OH));
+        auto h1 = int64_t(std::ceil(double(oh + 1) * H / OH));
+        auto w0 = int64_t(std::floor(double(ow) * W / OW));
+        auto w1 = int64_t(std::ceil(double(ow + 1) * W / OW));
+        double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = w0; w < w1; ++w) {
+            double v = x[size_t((p * H + h) * W + w)];
+            acc = isMax ? std::max(acc, v) : acc + v;
+          }
+        r.push_back(isMax ? acc : acc / double((h1 - h0) * (w1 - w0)));
+      }
+  return r;
+}
+
+/// Window pooling reference with PyTorch's rules (aten AvgPool2d/MaxPool2d):
+/// window start = o*s - p; for averages the end is min(start + k, in + p), the
+/// pool size counts padding (count_include_pad) or only the input elements.
+std::vector<double> poolRef(const Dims &in, const std::vector<float> &x, const Dims &out,
+                            int64_t k, int64_t s, int64_t p, bool isMax, bool includePad) {
+  int64_t P = in[0] * in[1], H = in[2], W = in[3], OH = out[2], OW = out[3];
+  std::vector<double> r;
+  for (int64_t q = 0; q < P; ++q)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t hs = oh * s - p, ws = ow * s - p;
+        if (isMax) {
+          double m = -std::numeric_limits<double>::infinity();
+          for (int64_t h = hs; h < hs + k; ++h)
+            for (int64_t w = ws; w < ws + k; ++w)
+              if (h >= 0 && h < H && w >= 0 && w < W)
+                m = std::max(m, double(x[size_t((q * H + h) * W + w)]));
+          r.push_back(m);
+          continue;
+        }
+        int64_t he = std::min(hs + k, H + p), we = std::min(ws + k, W + p);
+        int64_t poolSize = (he - hs) * (we - ws);
+        hs = std::max<int64_t>(hs, 0), ws = std::max<int64_t>(ws, 0);
+        he = std::min(he, H), we = std::min(we, W);
+        double sum = 0;
+        for (int64_t h = hs; h < he; ++h)
+          for (int64_t w = ws; w < we; ++w)
+            sum += x[size_t((q * H + h) * W + w)];
+        r.push_back(sum / double(includePad ? poolSize : (he - hs) * (we - ws)));
+      }
+  return r;
+}
+} // namespace
+
+TEST_CASE("kernel: adaptive pools with uneven windows") {
+  std::mt19937 rng(909);
+  SUBCASE("AdaptiveAvgPool2d 7x7 -> 3x3") {
+    Dims in{2, 3, 7, 7}, out{2, 3, 3, 3};
+    auto x = uniform(rng, count(in));
+    auto got = runOneOp(in, x, "nn.AdaptiveAvgPool2d(%x) {output_size=[3,3]}", out);
+    expectClose(got, out, adaptiveRef(in, x, 3, 3, false), "adaptive avg");
+  }
+  SUBCASE("AdaptiveMaxPool2d 7x5 -> 3x2") {
+    Dims in{2, 3, 7, 5}, out{2, 3, 3, 2};
+    auto x = uniform(rng, count(in));
+    auto got = runOneOp(in, x, "nn.AdaptiveMaxPool2d(%x) {output_size=[3,2]}", out);
+    expectClose(got, out, adaptiveRef(in, x, 3, 2, true), "adaptive max");
+  }
+  SUBCASE("F.adaptive_avg_pool2d 5x6 -> 4x4") {
+    Dims in{1, 2, 5, 6}, out{1, 2, 4, 4};
+    auto x = uniform(rng, count(in));
+    auto got = runOneOp(in, x, "F.adaptive_avg_pool2d(%x) {output_size=[4,4]}", out);
+    expectClose(got, out, adaptiveRef(in, x, 4, 4, false), "adaptive avg 5x6");
+  }
+}
+
+TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
+  std::mt19937 rng(1010);
+  SUBCASE("F.avg_pool2d ceil_mode, count_include_pad=false") {
+    // H=W=6, k=3, s=2, p=1: ceil((6+2-3)/2)+1 = 4; the last window (start 5)
+    // runs past the right padding.
+    Dims in{2, 2, 6, 6}, out{2, 2, 4, 4};
+    auto x = uniform(rng, count(in));
+    auto got = runOneOp(in, x,
+                        "F.avg_pool2d(%x) {ceil_mode=true, count_include_pad=false, "
+                        "kernel_size=[3,3], padding=[1,1], stride=[2,2]}",
+                        out);
+    expectClose(got, out, poolRef(in, x, out, 3, 2, 1, false, false), "avg exclude pad");
+  }
+  SUBCASE("nn.AvgPool2d ceil_mode, count_include_pad=true") {
+    Dims in{2, 2, 6, 6}, out{2, 2, 4, 4};
+    auto x = uniform(rng, count(in));
+    auto got = runOneOp(in, x,
+                        "nn.AvgPool2d(%x) {ceil_mode=true, count_include_pad=true, "
+                        "kernel_size=[3,3], padding=[1,1], stride=[2,2]}",
+                        out);
+    expectClose(got, out, poolRef(in, x, out, 3, 2, 1, false, true), "avg include pad");
+  }
+  SUBCASE("MaxPool2d padding 1, ceil_mode") {
+    // H=8: ceil((8+2-3)/2)+1 = 5; W=7: ceil((7+2-3)/2)+1 = 4.
+    Dims in{2, 3, 8, 7}, out{2, 3, 5, 4};
+    auto x = uniform(rng, count(in));
+    auto got = runOneOp(in, x,
+                        "nn.MaxPool2d(%x) {ceil_mode=true, dilation=[1,1], kernel_size=[3,3], "
+                        "padding=[1,1], stride=[2,2]}",
+                        out);
+    expectClose(got, out, poolRef(in, x, out, 3, 2, 1, true, false), "max ceil");
+  }
+  SUBCASE("MaxPool2d ceil_mode drops a window starting in the padding") {
+    // H=W=5, k=2, s=2, p=1: ceil((5+2-1-1)/2)+1 = 4, but the last window
+    // would start in the right padding ((4-1)*2 >= 5+1), so PyTorch gives 3.
+    Dims in{1, 2, 5, 5}, out{1, 2, 3, 3};
+    auto x = uniform(rng, count(in));
+    auto got = runOneOp(in, x,
+                        "nn.MaxPool2d(%x) {ceil_mode=true, dilation=[1,1], kernel_size=[2,2], "
+                        "padding=[1,1], stride=[2,2]}",
+                        out);
+    expectClose(got, out, poolRef(in, x, out, 2, 2, 1, true, false), "max ceil drop");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("kernel: nn.GroupNorm with weight and bias") {
+  std::mt19937 rng(1111);
+  const int64_t N = 2, C = 6, H = 3, W = 4, G = 2;
+  const Dims in{N, C, H, W};
+  auto x = uniform(rng, count(in), -2.f, 3.f);
+  auto gamma = uniform(rng, C, 0.5f, 1.5f), beta = uniform(rng, C);
+  const double eps = 1e-5;
+  ModulePtr m = weightedOp("nn.GroupNorm", in,
+                           {{"num_groups", i64(G)}, {"num_channels", i64(C)},
+                            {"eps", AttrValue::real(eps)}, {"affine", flag(true)}},
+                           {{"weight", {C}, gamma}, {"bias", {C}, beta}}, in);
+  std::vector<double> ref(size_t(count(in)));
+  const int64_t Cg = C / G;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < G; ++g) {
+      double sum = 0, sq = 0, cnt = double(Cg * H * W);
+      for (int64_t c = g * Cg; c < (g + 1) * Cg; ++c)
+        for (int64_t i = 0; i < H * W; ++i)
+          sum += x[size_t((n * C + c) * H * W + i)];
+      double mean = sum / cnt;
+      for (int64_t c = g * Cg; c < (g + 1) * Cg; ++c)
+        for (int64_t i = 0; i < H * W; ++i) {
+          double d = x[size_t((n * C + c) * H * W + i)] - mean;
+          sq += d * d;
+        }
+      double var = sq / cnt; // biased, as PyTorch normalizes
+      for (int64_t c = g * Cg; c < (g + 1) * Cg; ++c)
+        for (int64_t i = 0; i < H * W; ++i) {
+          size_t k = size_t((n * C + c) * H * W + i);
+          ref[k] = (x[k] - mean) / std::sqrt(var + eps) * gamma[size_t(c)] + beta[size_t(c)];
+        }
+    }
+  expectClose(runModule(*m, {tensorOf(in, x)})[0], in, ref, "GroupNorm");
+}
+
+TEST_CASE("kernel: nn.InstanceNorm2d without affine") {
+  std::mt19937 rng(1212);
+  const int64_t N = 2, C = 3, H = 5, W = 4;
+  const Dims in{N, C, H, W};
+  auto x = uniform(rng, count(in), -1.f, 2.f);
+  auto got = runOneOp(in, x,
+                      "nn.InstanceNorm2d(%x) {affine=false, eps=1e-05, num_features=3, "
+                      "track_running_stats=false}",
+                      in);
+  std::vector<double> ref(size_t(count(in)));
+  for (int64_t p = 0; p < N * C; ++p) {
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < H * W; ++i)
+      sum += x[size_t(p * H * W + i)];
+    double mean = sum / double(H * W);
+    for (int64_t i = 0; i < H * W; ++i)
+      sq += (x[size_t(p * H * W + i)] - mean) * (x[size_t(p * H * W + i)] - mean);
+    double inv = 1.0 / std::sqrt(sq / double(H * W) + 1e-5);
+    for (int64_t i = 0; i < H * W; ++i)
+      ref[size_t(p * H * W + i)] = (x[size_t(p * H * W + i)] - mean) * inv;
+  }
+  expectClose(got, in, ref, "InstanceNorm2d");
+}
+
+TEST_CASE("kernel: nn.LayerNorm over the last two dims") {
+  std::mt19937 rng(1313);
+  const Dims in{2, 3, 4, 5};
+  const int64_t len = 20;
+  auto x = uniform(rng, count(in), -1.f, 3.f);
+  auto gamma = uniform(rng, len, 0.5f, 1.5f), beta = uniform(rng, len);
+  std::vector<double> plain(size_t(count(in))), affine(plain.size());
+  for (int64_t r = 0; r < count(in) / len; ++r) {
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < len; ++i)
+      sum += x[size_t(r * len + i)];
+    double mean = sum / len;
+    for (int64_t i = 0; i < len; ++i)
+      sq += (x[size_t(r * len + i)] - mean) * (x[size_t(r * len + i)] - mean);
+    double inv = 1.0 / std::sqrt(sq / len + 1e-5);
+    for (int64_t i = 0; i < len; ++i) {
+      size_t k = size_t(r * len + i);
+      plain[k] = (x[k] - mean) * inv;
+      affine[k] = plain[k] * gamma[size_t(i)] + beta[size_t(i)];
+    }
+  }
+  SUBCASE("with weight and bias [4,5]") {
+    ModulePtr m = weightedOp("nn.LayerNorm", in,
+                             {{"normalized_shape", ints({4, 5})},
+                              {"eps", AttrValue::real(1e-5)},
+                              {"elementwise_affine", flag(true)}},
+                             {{"weight", {4, 5}, gamma}, {"bias", {4, 5}, beta}}, in);
+    expectClose(runModule(*m, {tensorOf(in, x)})[0], in, affine, "LayerNorm affine");
+  }
+  SUBCASE("without affine") {
+    auto got = runOneOp(in, x,
+                        "nn.LayerNorm(%x) {elementwise_affine=false, eps=1e-05, "
+                        "normalized_shape=[4,5]}",
+                        in);
+    expectClose(got, in, plain, "LayerNorm plain");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and linear layers
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ConvSpec {
+  int64_t N, C, H, W, OC, K, stride, pad, dil, groups;
+  bool bias;
+};
+
+/// Direct convolution: y[n,oc,oh,ow] = b[oc] + sum over the group's input
+/// channels and the kernel of x[n, g*Cg+ic, oh*s-p+kh*d, ow*s-p+kw*d] * w[oc,ic,kh,kw].
+std::vector<double> convRef(const ConvSpec &s, const std::vector<float> &x,
+                            const std::vector<float> &w, const std::vector<float> &b,
+                            int64_t OH, int64_t OW) {
+  int64_t Cg = s.C / s.groups, OCg = s.OC / s.groups;
+  std::vector<double> y;
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t oc = 0; oc < s.OC; ++oc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int64_t g = oc / OCg;
+          double acc = s.bias ? b[size_t(oc)] : 0.0;
+          for (int64_t ic = 0; ic < Cg; ++ic)
+            for (int64_t kh = 0; kh < s.K; ++kh)
+              for (int64_t kw = 0; kw < s.K; ++kw) {
+                int64_t ih = oh * s.stride - s.pad + kh * s.dil;
+                int64_t iw = ow * s.stride - s.pad + kw * s.dil;
+                if (ih < 0 || ih >= s.H || iw < 0 || iw >= s.W)
+                  continue;
+                acc += double(x[size_t(((n * s.C + g * Cg + ic) * s.H + ih) * s.W + iw)]) *
+                       double(w[size_t(((oc * Cg + ic) * s.K + kh) * s.K + kw)]);
+              }
+          y.push_back(acc);
+        }
+  return y;
+}
+
+/// Builds, runs and checks one nn.Conv2d (optionally followed by an
+/// activation given as text, fused or not by the interpreter).
+void checkConv(const ConvSpec &s, std::mt19937 &rng, const std::string &what,
+               double atol = kAtol, double rtol = kRtol) {
+  CAPTURE(what);
+  int64_t OH = (s.H + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
+  int64_t OW = (s.W + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
+  Dims in{s.N, s.C, s.H, s.W}, out{s.N, s.OC, OH, OW}, ws{s.OC, s.C / s.groups, s.K, s.K};
+  auto x = uniform(rng, count(in));
+  auto w = uniform(rng, count(ws));
+  auto b = uniform(rng, s.OC);
+  std::vector<WeightArg> weights{{"weight", ws, w}};
+  if (s.bias)
+    weights.push_back({"bias", {s.OC}, b});
+  ModulePtr m = weightedOp("nn.Conv2d", in,
+                           {{"in_channels", i64(s.C)},
+                            {"out_channels", i64(s.OC)},
+                            {"kernel_size", ints({s.K, s.K})},
+                            {"stride", ints({s.stride, s.stride})},
+                            {"padding", ints({s.pad, s.pad})},
+                            {"dilation", ints({s.dil, s.dil})},
+                            {"groups", i64(s.groups)},
+                            {"bias", flag(s.bias)},
+                            {"padding_mode", AttrValue::string("zeros")}},
+                           weights, out);
+  auto ref = convRef(s, x, w, b, OH, OW);
+  auto cm = rt::CompiledModel::compile(*m, {});
+  if (!cm)
+    FAIL("compile error: " << llvm::toString(cm.takeError()));
+  // Twice on one compiled model: state kept by a kernel between runs (scratch
+  // planes, packed weights) must not change the result.
+  for (int run = 0; run < 2; ++run) {
+    auto got = (*cm)->run({tensorOf(in, x)});
+    if (!got)
+      FAIL("run error: " << llvm::toString(got.takeError()));
+    expectClose((*got)[0], out, ref, what + (run ? " (second run)" : ""), atol, rtol);
+  }
+}
+} // namespace
+
+TEST_CASE("kernel: nn.Conv2d grouped, dilated, strided, padded") {
+  std::mt19937 rng(1414);
+  // OH = (9+2-4-1)/2+1 = 4, OW = (10+2-4-1)/2+1 = 4
+  checkConv({2, 4, 9, 10, 6, 3, 2, 1, 2, 2, true}, rng, "groups 2, dilation 2, stride 2, bias");
+  checkConv({2, 4, 9, 10, 6, 3, 2, 1, 2, 2, false}, rng, "groups 2, dilation 2, stride 2, no bias");
+  checkConv({2, 3, 7, 6, 5, 3, 1, 1, 1, 1, true}, rng, "plain 3x3 stride 1 pad 1");
+}
+
+TEST_CASE("kernel: nn.Conv2d depthwise") {
+  std::mt19937 rng(1515);
+  checkConv({2, 4, 6, 5, 4, 3, 1, 1, 1, 4, true}, rng, "depthwise 3x3 stride 1 pad 1");
+  // OH = (6+4-4-1)/2+1 = 3, OW = (5+4-4-1)/2+1 = 3
+  checkConv({2, 4, 6, 5, 4, 3, 2, 2, 2, 4, false}, rng, "depthwise stride 2 pad 2 dilation 2");
+  checkConv({1, 3, 7, 7, 3, 5, 3, 2, 1, 3, true}, rng, "depthwise 5x5 stride 3 pad 2");
+}
+
+TEST_CASE("kernel: nn.Conv2d 1x1") {
+  std::mt19937 rng(1616);
+  checkConv({2, 5, 4, 3, 3, 1, 1, 0, 1, 1, true}, rng, "1x1 (pointwise GEMM)");
+  checkConv({2, 5, 5, 4, 3, 1, 2, 0, 1, 1, false}, rng, "1x1 stride 2");
+}
+
+namespace {
+/// Sets an environment variable for one scope, restoring the old value.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+} // namespace
+
+TEST_CASE("kernel: nn.Conv2d 3x3 with 32 channels (Winograd and im2col)") {
+  // This shape (3x3, stride 1, >= 32 channels in, >= 16 out, >= 64 outputs,
+  // partial 4x4 tiles at the right and bottom edges) takes the Winograd
+  // F(4x4, 3x3) path. Its transforms cost accuracy: the worst error grows
+  // with the channel count (about 4e-5 with 16 input channels, 1.5e-4 with
+  // 64 channels and 2.7e-4 with 128, on outputs of magnitude ~10), so the
+  // Winograd run is held to the conformance tolerance 1e-4 + 1e-4 * |ref|,
+  // and the same shape through im2col to the tolerance of this file.
+  ConvSpec spec{1, 32, 10, 9, 16, 3, 1, 1, 1, 1, true};
+  {
+    std::mt19937 rng(1617);
+    checkConv(spec, rng, "3x3 32->16 pad 1 on 10x9 (Winograd)", 1e-4, 1e-4);
+  }
+  {
+    ScopedEnv algo("KC_CONV_ALGO", "im2col");
+    std::mt19937 rng(1617);
+    checkConv(spec, rng, "3x3 32->16 pad 1 on 10x9 (im2col)");
+  }
+}
+
+TEST_CASE("kernel: nn.ConvTranspose2d stride 2 padding 1 output_padding 1") {
+  std::mt19937 rng(1717);
+  struct Spec {
+    int64_t N, C, H, W, OC, K, s, p, op, d, G;
+    bool bias;
+  };
+  for (Spec sp : {Spec{2, 4, 3, 5, 6, 3, 2, 1, 1, 1, 1, true},
+                  Spec{1, 4, 4, 3, 6, 3, 2, 1, 1, 1, 2, false}}) {
+    std::string what = "ConvTranspose2d groups " + std::to_string(sp.G);
+    CAPTURE(what);
+    int64_t OH = (sp.H - 1) * sp.s - 2 * sp.p + sp.d * (sp.K - 1) + sp.op + 1;
+    int64_t OW = (sp.W - 1) * sp.s - 2 * sp.p + sp.d * (sp.K - 1) + sp.op + 1;
+    int64_t Cg = sp.C / sp.G, OCg = sp.OC / sp.G;
+    Dims in{sp.N, sp.C, sp.H, sp.W}, out{sp.N, sp.OC, OH, OW}, ws{sp.C, OCg, sp.K, sp.K};
+    auto x = uniform(rng, count(in)), w = uniform(rng, count(ws)), b = uniform(rng, sp.OC);
+    std::vector<WeightArg> weights{{"weight", ws, w}};
+    if (sp.bias)
+      weights.push_back({"bias", {sp.OC}, b});
+    ModulePtr m = weightedOp("nn.ConvTranspose2d", in,
+                             {{"in_channels", i64(sp.C)},
+                              {"out_channels", i64(sp.OC)},
+                              {"kernel_size", ints({sp.K, sp.K})},
+                              {"stride", ints({sp.s, sp.s})},
+                              {"padding", ints({sp.p, sp.p})},
+                              {"output_padding", ints({sp.op, sp.op})},
+                              {"dilation", ints({sp.d, sp.d})},
+                              {"groups", i64(sp.G)},
+                              {"bias", flag(sp.bias)}},
+                             weights, out);
+    // Scatter: every input pixel adds x * w into its kernel window.
+    std::vector<double> ref(size_t(count(out)), 0.0);
+    for (int64_t n = 0; n < sp.N; ++n)
+      for (int64_t oc = 0; oc < sp.OC; ++oc)
+        for (int64_t i = 0; i < OH * OW; ++i)
+          ref[size_t((n * sp.OC + oc) * OH * OW + i)] = sp.bias ? b[size_t(oc)] : 0.0;
+    for (int64_t n = 0; n < sp.N; ++n)
+      for (int64_t ci = 0; ci < sp.C; ++ci)
+        for (int64_t ih = 0; ih < sp.H; ++ih)
+          for (int64_t iw = 0; iw < sp.W; ++iw)
+            for (int64_t o = 0; o < OCg; ++o)
+              for (int64_t kh = 0; kh < sp.K; ++kh)
+                for (int64_t kw = 0; kw < sp.K; ++kw) {
+                  int64_t oh = ih * sp.s - sp.p + kh * sp.d, ow = iw * sp.s - sp.p + kw * sp.d;
+                  if (oh < 0 || oh >= OH || ow < 0 || ow >= OW)
+                    continue;
+                  int64_t oc = (ci / Cg) * OCg + o;
+                  ref[size_t(((n * sp.OC + oc) * OH + oh) * OW + ow)] +=
+                      double(x[size_t(((n * sp.C + ci) * sp.H + ih) * sp.W + iw)]) *
+                      double(w[size_t(((ci * OCg + o) * sp.K + kh) * sp.K + kw)]);
+                }
+    expectClose(runModule(*m, {tensorOf(in, x)})[0], out, ref, what);
+  }
+}
+
+TEST_CASE("kernel: nn.Linear on a 3-d input") {
+  std::mt19937 rng(1818);
+  const Dims in{2, 4, 5}, out{2, 4, 3};
+  auto x = uniform(rng, count(in)), w = uniform(rng, 15), b = uniform(rng, 3);
+  std::vector<double> ref;
+  for (int64_t r = 0; r < 8; ++r)
+    for (int64_t o = 0; o < 3; ++o) {
+      double acc = b[size_t(o)];
+      for (int64_t i = 0; i < 5; ++i)
+        acc += double(x[size_t(r * 5 + i)]) * double(w[size_t(o * 5 + i)]);
+      ref.push_back(acc);
+    }
+  ModulePtr m = weightedOp("nn.Linear", in,
+                           {{"in_features", i64(5)}, {"out_features", i64(3)}, {"bias", flag(true)}},
+                           {{"weight", {3, 5}, w}, {"bias", {3}, b}}, out);
+  expectClose(runModule(*m, {tensorOf(in, x)})[0], out, ref, "Linear");
+}
+
+TEST_CASE("kernel: nn.LeakyReLU after nn.Conv2d, fused and not fused") {
+  std::mt19937 rng(1819);
+  // conv -> LeakyReLU(0.2): the interpreter folds the activation into the
+  // convolution's epilogue; with fusion off it runs separately.
+  ConvSpec s{1, 3, 5, 5, 4, 3, 1, 1, 1, 1, true};
+  Dims in{1, 3, 5, 5}, out{1, 4, 5, 5}, ws{4, 3, 3, 3};
+  auto x = uniform(rng, count(in)), w = uniform(rng, count(ws)), b = uniform(rng, 4);
+  auto conv = weightedOp("nn.Conv2d", in,
+                         {{"in_channels", i64(3)},
+                          {"out_channels", i64(4)},
+                          {"kernel_size", ints({3, 3})},
+                          {"stride", ints({1, 1})},
+                          {"padding", ints({1, 1})},
+                          {"dilation", ints({1, 1})},
+                          {"groups", i64(1)},
+                          {"bias", flag(true)}},
+                         {{"weight", ws, w}, {"bias", {4}, b}}, out);
+  Call c0(llvm::cast<CallNode>(conv->main()->body().get()));
+  Call act = call("nn.LeakyReLU", {Expr(c0)}, {{"negative_slope", AttrValue::real(0.2)}});
+  act->setType(tensorType(DType::F32, out));
+  auto m = std::make_shared<Module>();
+  m->add(make<const FunctionNode>("main", conv->main()->params(), Expr(act),
+                                  tensorType(DType::F32, out), false));
+  inferOrFail(*m);
+  auto ref = convRef(s, x, w, b, 5, 5);
+  for (double &v : ref)
+    v = v > 0 ? v : 0.2 * v;
+  for (bool fuse : {true, false}) {
+    rt::CompileOptions opts;
+    opts.fuseActivations = fuse;
+    expectClose(runModule(*m, {tensorOf(in, x)}, opts)[0], out, ref,
+                fuse ? "conv+leaky fused" : "conv, leaky separate");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Resampling
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Bilinear reference with PyTorch's source coordinates: align_corners=False
+/// src = (dst + 0.5) * ratio - 0.5 clamped at 0 (ratio = in/out, or
+/// 1/scale_factor); True: src = dst * (in-1)/(out-1).
+double srcCoord(int64_t dst, int64_t in, int64_t out, double ratio, bool align) {
+  if (align)
+    return out > 1 ? double(dst) * double(in - 1) / double(out - 1) : 0.0;
+  return std::max((double(dst) + 0.5) * ratio - 0.5, 0.0);
+}
+
+std::vector<double> bilinearRef(const Dims &in, const std::vector<float> &x, int64_t OH,
+                                int64_t OW, bool align, double rh, double rw) {
+  int64_t P = in[0] * in[1], H = in[2], W = in[3];
+  std::vector<double> r;
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        double sh = srcCoord(oh, H, OH, rh, align), sw = srcCoord(ow, W, OW, rw, align);
+        int64_t h0 = std::min<int64_t>(int64_t(std::floor(sh)), H - 1), h1 = std::min(h0 + 1, H - 1);
+        int64_t w0 = std::min<int64_t>(int64_t(std::floor(sw)), W - 1), w1 = std::min(w0 + 1, W - 1);
+        double lh = sh - double(h0), lw = sw - double(w0);
+        auto at = [&](int64_t h, int64_t w) { return double(x[size_t((p * H + h) * W + w)]); };
+        r.push_back((1 - lh) * ((1 - lw) * at(h0, w0) + lw * at(h0, w1)) +
+                    lh * ((1 - lw) * at(h1, w0) + lw * at(h1, w1)));
+      }
+  return r;
+}
+} // namespace
+
+TEST_CASE("kernel: nn.Upsample nearest and bilinear") {
+  std::mt19937 rng(1919);
+  const Dims in{1, 2, 3, 4};
+  auto x = uniform(rng, count(in));
+  SUBCASE("nearest x2") {
+    Dims out{1, 2, 6, 8};
+    auto got = runOneOp(in, x, "nn.Upsample(%x) {mode=\"nearest\", scale_factor=[2.0,2.0]}", out);
+    expectClose(got, out,
+                gather(in, x, out,
+                       [](const Dims &o) { return Dims{o[0], o[1], o[2] / 2, o[3] / 2}; }),
+                "nearest x2");
+  }
+  SUBCASE("nearest to size 5x7") {
+    // PyTorch 'nearest': src = floor(dst * in / out).
+    Dims out{1, 2, 5, 7};
+    auto got = runOneOp(in, x, "nn.Upsample(%x) {mode=\"nearest\", size=[5,7]}", out);
+    expectClose(got, out, gather(in, x, out, [](const Dims &o) {
+                  return Dims{o[0], o[1], int64_t(std::floor(o[2] * 3.0 / 5.0)),
+                              int64_t(std::floor(o[3] * 4.0 / 7.0))};
+                }),
+                "nearest size");
+  }
+  SUBCASE("bilinear x2 align_corners=false") {
+    Dims out{1, 2, 6, 8};
+    auto got = runOneOp(
+        in, x, "nn.Upsample(%x) {align_corners=false, mode=\"bilinear\", scale_factor=[2.0,2.0]}",
+        out);
+    expectClose(got, out, bilinearRef(in, x, 6, 8, false, 0.5, 0.5), "bilinear x2");
+  }
+  SUBCASE("bilinear x2 align_corners=true") {
+    Dims out{1, 2, 6, 8};
+    auto got = runOneOp(
+        in, x, "nn.Upsample(%x) {align_corners=true, mode=\"bilinear\", scale_factor=[2.0,2.0]}",
+        out);
+    expectClose(got, out, bilinearRef(in, x, 6, 8, true, 0.5, 0.5), "bilinear x2 align");
+  }
+  SUBCASE("bilinear to size 5x7, align_corners false and true") {
+    Dims out{1, 2, 5, 7};
+    auto f = runOneOp(in, x, "nn.Upsample(%x) {align_corners=false, mode=\"bilinear\", size=[5,7]}",
+                      out);
+    expectClose(f, out, bilinearRef(in, x, 5, 7, false, 3.0 / 5.0, 4.0 / 7.0), "bilinear size");
+    auto t = runOneOp(in, x, "nn.Upsample(%x) {align_corners=true, mode=\"bilinear\", size=[5,7]}",
+                      out);
+    expectClose(t, out, bilinearRef(in, x, 5, 7, true, 0, 0), "bilinear size align");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul, softmax, activations
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("kernel: torch.matmul with broadcast batch dims and 1-d operands") {
+  std::mt19937 rng(2020);
+  auto runMM = [&](const Dims &sa, const Dims &sb, const Dims &out, std::vector<float> &a,
+                   std::vector<float> &b) {
+    a = uniform(rng, count(sa));
+    b = uniform(rng, count(sb));
+    ModulePtr m = parseTyped(oneOpText({{"a", sa}, {"b", sb}}, "torch.matmul(%a, %b)", out));
+    return runModule(*m, {tensorOf(sa, a), tensorOf(sb, b)})[0];
+  };
+  std::vector<float> a, b;
+  SUBCASE("[2,1,3,4] @ [5,4,2] -> [2,5,3,2]") {
+    Dims out{2, 5, 3, 2};
+    auto got = runMM({2, 1, 3, 4}, {5, 4, 2}, out, a, b);
+    std::vector<double> ref;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 5; ++j)
+        for (int64_t m = 0; m < 3; ++m)
+          for (int64_t n = 0; n < 2; ++n) {
+            double acc = 0;
+            for (int64_t k = 0; k < 4; ++k)
+              acc += double(a[size_t(((i * 1 + 0) * 3 + m) * 4 + k)]) *
+                     double(b[size_t((j * 4 + k) * 2 + n)]);
+            ref.push_back(acc);
+          }
+    expectClose(got, out, ref, "broadcast batch");
+  }
+  SUBCASE("[4] @ [2,4,3] -> [2,3]") {
+    Dims out{2, 3};
+    auto got = runMM({4}, {2, 4, 3}, out, a, b);
+    std::vector<double> ref;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t n = 0; n < 3; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < 4; ++k)
+          acc += double(a[size_t(k)]) * double(b[size_t((i * 4 + k) * 3 + n)]);
+        ref.push_back(acc);
+      }
+    expectClose(got, out, ref, "vector @ batch");
+  }
+  SUBCASE("[2,3,4] @ [4] -> [2,3]") {
+    Dims out{2, 3};
+    auto got = runMM({2, 3, 4}, {4}, out, a, b);
+    std::vector<double> ref;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t m = 0; m < 3; ++m) {
+        double acc = 0;
+        for (int64_t k = 0; k < 4; ++k)
+          acc += double(a[size_t((i * 3 + m) * 4 + k)]) * double(b[size_t(k)]);
+        ref.push_back(acc);
+      }
+    expectClose(got, out, ref, "batch @ vector");
+  }
+  SUBCASE("[4] @ [4] -> []") {
+    Dims out{};
+    auto got = runMM({4}, {4}, out, a, b);
+    double acc = 0;
+    for (size_t k = 0; k < 4; ++k)
+      acc += double(a[k]) * double(b[k]);
+    expectClose(got, out, {acc}, "dot");
+  }
+}
+
+TEST_CASE("kernel: nn.Softmax over dim 1 of a 3-d tensor") {
+  std::mt19937 rng(2121);
+  const Dims in{2, 5, 3};
+  auto x = uniform(rng, count(in), -3.f, 3.f);
+  std::vector<double> ref(x.size());
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t k = 0; k < 3; ++k) {
+      double sum = 0;
+      for (int64_t j = 0; j < 5; ++j)
+        sum += std::exp(double(x[size_t((i * 5 + j) * 3 + k)]));
+      for (int64_t j = 0; j < 5; ++j)
+        ref[size_t((i * 5 + j) * 3 + k)] = std::exp(double(x[size_t((i * 5 + j) * 3 + k)])) / sum;
+    }
+  expectClose(runOneOp(in, x, "nn.Softmax(%x) {dim=1}", in), in, ref, "softmax dim 1");
+}
+
+TEST_CASE("kernel: nn.GELU (erf) and nn.PReLU per channel") {
+  std::mt19937 rng(2222);
+  SUBCASE("GELU") {
+    const Dims in{3, 7};
+    auto x = uniform(rng, count(in), -4.f, 4.f);
+    std::vector<double> ref;
+    for (float v : x)
+      ref.push_back(0.5 * v * (1.0 + std::erf(double(v) / std::sqrt(2.0))));
+    expectClose(runOneOp(in, x, "nn.GELU(%x) {approximate=\"none\"}", in), in, ref, "gelu");
+  }
+  SUBCASE("PReLU, one slope per channel") {
+    const Dims in{2, 3, 4, 4};
+    auto x = uniform(rng, count(in));
+    auto slope = uniform(rng, 3, 0.05f, 0.5f);
+    ModulePtr m = weightedOp("nn.PReLU", in, {{"num_parameters", i64(3)}},
+                             {{"weight", {3}, slope}}, in);
+    std::vector<double> ref(x.size());
+    for (int64_t i = 0; i < count(in); ++i) {
+      double v = x[size_t(i)];
+      ref[size_t(i)] = v > 0 ? v : double(slope[size_t(unflat(in, i)[1])]) * v;
+    }
+    expectClose(runModule(*m, {tensorOf(in, x)})[0], in, ref, "prelu");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Expression functions
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("kernel: expression function with broadcasting and a literal") {
+  std::mt19937 rng(2323);
+  const Dims sa{2, 3, 4}, sb{3, 1};
+  auto a = uniform(rng, count(sa)), b = uniform(rng, count(sb));
+  ModulePtr m = parseTyped(R"(fn @e(%0: f32[2,3,4], %1: f32[3,1]) -> f32[2,3,4] primitive {
+  %2 = mul(%1, 2.5:f32) : f32[3,1]
+  %3 = add(%0, %2) : f32[2,3,4]
+  return %3
+}
+
+fn @main(%a: f32[2,3,4], %b: f32[3,1]) -> f32[2,3,4] {
+  %0 = @e(%a, %b) : f32[2,3,4] name("pnnx_expr_0")
+  return %0
+}
+)");
+  std::vector<double> ref;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t k = 0; k < 4; ++k)
+        ref.push_back(double(a[size_t((i * 3 + j) * 4 + k)]) + double(b[size_t(j)]) * 2.5);
+  auto got = runModule(*m, {tensorOf(sa, a), tensorOf(sb, b)});
+  expectClose(got[0], sa, ref, "a + b * 2.5");
+}
+
+//===----------------------------------------------------------------------===//
+// Ops without a kernel
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("kernel: an op without a kernel fails to compile, naming the op") {
+  SUBCASE("nn.Conv3d") {
+    ModulePtr m = parseTyped(R"(fn @main(%x: f32[1,1,4,4,4]) -> f32[1,2,2,2,2] {
+  %0 = nn.Conv3d(%x, weight=@c.weight: f32[2,1,3,3,3]) {bias=false, in_channels=1, kernel_size=[3,3,3], out_channels=2} : f32[1,2,2,2,2] name("c")
+  return %0
+}
+)");
+    auto cm = rt::CompiledModel::compile(*m, {});
+    REQUIRE_FALSE(bool(cm));
+    std::string msg = llvm::toString(cm.takeError());
+    CHECK_MESSAGE(msg.find("nn.Conv3d") != std::string::npos, msg);
+  }
+  SUBCASE("an unknown op") {
+    ModulePtr m = parseTyped(R"(fn @main(%x: f32[2,3]) -> f32[2,3] {
+  %0 = foo.Bar(%x) {alpha=1} : f32[2,3] name("mystery")
+  return %0
+}
+)");
+    auto cm = rt::CompiledModel::compile(*m, {});
+    REQUIRE_FALSE(bool(cm));
+    std::string msg = llvm::toString(cm.takeError());
+    CHECK_MESSAGE(msg.find("foo.Bar") != std::string::npos, msg);
+  }
+}

@@ -1,0 +1,264 @@
+//===- RoundTripTest.cpp - kc text and PNNX export round trips ------------===//
+//
+// For every reference model and corpus file:
+//   print → parseModule → print is exact, and
+//   exportPnnx → importPnnxFromBuffer → print is the original print,
+// both as imported and after type inference; weight bytes survive both ways.
+// Then parseModule's diagnostics: `name:line:col: error: ...`.
+//
+//===----------------------------------------------------------------------===//
+#include "ModelFiles.h"
+#include "TestPaths.h"
+
+#include "kc/IR/Functor.h"
+#include "kc/IR/Parser.h"
+#include "kc/IR/Printer.h"
+#include "kc/IR/TypeInference.h"
+#include "kc/Import/Exporter.h"
+#include "kc/Import/Importer.h"
+#include "kc/Support/ZipArchive.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <sstream>
+
+using namespace kc;
+using kc::test::ModelFile;
+
+namespace {
+
+std::string errorText(llvm::Error e) { return e ? llvm::toString(std::move(e)) : std::string(); }
+
+/// "" when equal, else the first differing line of each, for the failure message.
+std::string firstDifference(const std::string &a, const std::string &b) {
+  if (a == b)
+    return "";
+  std::istringstream sa(a), sb(b);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    bool ha = bool(std::getline(sa, la)), hb = bool(std::getline(sb, lb));
+    if (!ha && !hb)
+      return "texts differ (line endings?)";
+    if (!ha || !hb || la != lb) {
+      std::ostringstream os;
+      os << "line " << line << ":\n  expected: " << (ha ? la : "<end>")
+         << "\n  actual:   " << (hb ? lb : "<end>");
+      return os.str();
+    }
+  }
+}
+
+/// The bytes of every tensor constant reachable from main, by name; a
+/// constant without bytes maps to {0xde, 0xad} (no real weight is 2 bytes of
+/// f32), so "has bytes" is compared too.
+std::map<std::string, std::vector<uint8_t>> weightBytes(const Module &m) {
+  std::map<std::string, std::vector<uint8_t>> out;
+  PostOrderVisit(m.main()->body(), [&](const Expr &e) {
+    if (auto *k = llvm::dyn_cast<ConstantNode>(e.get())) {
+      if (k->isScalar())
+        return;
+      if (k->hasData())
+        out[k->name()].assign(k->data()->bytes().begin(), k->data()->bytes().end());
+      else
+        out[k->name()] = {0xde, 0xad};
+    }
+  });
+  return out;
+}
+
+/// The checks for one module state (as imported, or typed).
+/// `typed`: run inferTypes on each re-read module before printing.
+void checkRoundTrips(const ModelFile &f, const Module &m, bool typed) {
+  const std::string state = typed ? "after inferTypes" : "as imported";
+  INFO(state);
+  const std::string original = printModule(m);
+  REQUIRE(!original.empty());
+  const auto originalWeights = weightBytes(m);
+
+  // print → parse → print.
+  {
+    auto parsed = parseModule(original, f.param + ".kc");
+    REQUIRE_MESSAGE(!!parsed, errorText(parsed.takeError()));
+    if (typed)
+      REQUIRE(errorText(inferTypes(**parsed)).empty());
+    std::string again = printModule(**parsed);
+    CHECK_MESSAGE(again == original, firstDifference(original, again));
+  }
+  // The same with the archive: the weights are bound by name, byte for byte.
+  if (!f.bin.empty()) {
+    auto zip = ZipReader::open(f.bin);
+    REQUIRE_MESSAGE(!!zip, errorText(zip.takeError()));
+    auto parsed = parseModule(original, f.param + ".kc", zip->get());
+    REQUIRE_MESSAGE(!!parsed, errorText(parsed.takeError()));
+    CHECK(weightBytes(**parsed) == originalWeights);
+  }
+
+  // exportPnnx → importPnnxFromBuffer → print.
+  auto exported = exportPnnx(m);
+  REQUIRE_MESSAGE(!!exported, errorText(exported.takeError()));
+  CHECK(exported->param.rfind("7767517\n", 0) == 0);
+  // The archive is written exactly when every weight has bytes (models
+  // without weights, e.g. a lone Upsample, get an empty archive).
+  CHECK(exported->bin.has_value() == (!f.bin.empty() || originalWeights.empty()));
+  if (!exported->bin)
+    CHECK(!exported->missingWeight.empty());
+  std::unique_ptr<ZipReader> zip;
+  const std::string name = "exported.pnnx.param";
+  if (exported->bin) {
+    auto z = ZipReader::fromBuffer(*exported->bin, "exported.pnnx.bin");
+    REQUIRE_MESSAGE(!!z, errorText(z.takeError()));
+    zip = std::move(*z);
+  }
+  auto back = importPnnxFromBuffer(exported->param, name, zip.get());
+  REQUIRE_MESSAGE(!!back, errorText(back.takeError()));
+  if (typed)
+    REQUIRE(errorText(inferTypes(**back)).empty());
+  std::string again = printModule(**back);
+  CHECK_MESSAGE(again == original, firstDifference(original, again));
+  CHECK(weightBytes(**back) == originalWeights);
+
+  // Exporting the re-imported module writes the same .param again.
+  auto reexported = exportPnnx(**back);
+  REQUIRE_MESSAGE(!!reexported, errorText(reexported.takeError()));
+  CHECK_MESSAGE(reexported->param == exported->param,
+                firstDifference(exported->param, reexported->param));
+  CHECK(reexported->bin == exported->bin);
+}
+
+void checkFile(const ModelFile &f) {
+  INFO("file: " << f.param);
+  auto mod = importPnnx(f.param);
+  REQUIRE_MESSAGE(!!mod, errorText(mod.takeError()));
+  checkRoundTrips(f, **mod, /*typed=*/false);
+  REQUIRE(errorText(inferTypes(**mod)).empty());
+  checkRoundTrips(f, **mod, /*typed=*/true);
+}
+
+} // namespace
+
+TEST_CASE("round trip: every reference model") {
+  KC_SKIP_UNLESS_DIR(kc::test::modelsDir(), "KC_MODELS_DIR");
+  auto files = kc::test::referenceModels();
+  CHECK(!files.empty());
+  for (const ModelFile &f : files)
+    checkFile(f);
+}
+
+TEST_CASE("round trip: every corpus file") {
+  KC_SKIP_UNLESS_DIR(kc::test::corpusDir(), "KC_CORPUS_DIR");
+  auto files = kc::test::corpusFiles();
+  CHECK(!files.empty());
+  for (const ModelFile &f : files)
+    checkFile(f);
+}
+
+//===----------------------------------------------------------------------===//
+// parseModule diagnostics
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The error parseModule gives for `text` (named t.kc); "" if it parses.
+std::string parseError(const std::string &text) {
+  auto m = parseModule(text, "t.kc");
+  return m ? std::string() : errorText(m.takeError());
+}
+
+/// True if `msg` starts with `t.kc:<line>:<col>: error: `.
+bool hasLocation(const std::string &msg) {
+  llvm::StringRef s(msg);
+  if (!s.consume_front("t.kc:"))
+    return false;
+  for (int field = 0; field < 2; ++field) {
+    size_t digits = 0;
+    while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9')
+      ++digits;
+    if (digits == 0 || s[0] == '0')
+      return false;
+    s = s.drop_front(digits);
+    if (!s.consume_front(":"))
+      return false;
+  }
+  return s.startswith(" error: ");
+}
+
+} // namespace
+
+TEST_CASE("parseModule: a well-formed module parses") {
+  // The baseline the error cases below are variations of.
+  const char *ok = "fn @main(%x: f32[2]) -> f32[2] {\n"
+                   "  %0 = nn.ReLU(%x) : f32[2]\n"
+                   "  return %0\n"
+                   "}\n";
+  CHECK(parseError(ok) == "");
+}
+
+TEST_CASE("parseModule: errors name the line and column") {
+  SUBCASE("use of an undefined value") {
+    std::string msg = parseError("fn @main(%x: f32[2]) -> f32[2] {\n"
+                                 "  %0 = nn.ReLU(%y) : f32[2]\n"
+                                 "  return %0\n"
+                                 "}\n");
+    CHECK_MESSAGE(hasLocation(msg), msg);
+    CHECK_MESSAGE(msg.find("t.kc:2:16: error:") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("undefined value '%y'") != std::string::npos, msg);
+  }
+  SUBCASE("an undefined value returned") {
+    std::string msg = parseError("fn @main(%x: f32[2]) -> f32[2] {\n"
+                                 "  return %nope\n"
+                                 "}\n");
+    CHECK_MESSAGE(hasLocation(msg), msg);
+    CHECK_MESSAGE(msg.find("t.kc:2:") != std::string::npos, msg);
+  }
+  SUBCASE("a bad element type") {
+    std::string msg = parseError("fn @main(%x: q32[2]) -> f32[2] {\n"
+                                 "  return %x\n"
+                                 "}\n");
+    CHECK_MESSAGE(hasLocation(msg), msg);
+    CHECK_MESSAGE(msg.find("t.kc:1:14: error:") != std::string::npos, msg);
+  }
+  SUBCASE("a bad dimension") {
+    std::string msg = parseError("fn @main(%x: f32[2,x]) -> f32[2] {\n"
+                                 "  return %x\n"
+                                 "}\n");
+    CHECK_MESSAGE(hasLocation(msg), msg);
+    CHECK_MESSAGE(msg.find("t.kc:1:") != std::string::npos, msg);
+  }
+  SUBCASE("a type with more elements than int64 holds") {
+    std::string msg = parseError("fn @main(%x: f32[4294967296,4294967296,4294967296]) -> f32[2] {\n"
+                                 "  return %x\n"
+                                 "}\n");
+    CHECK_MESSAGE(hasLocation(msg), msg);
+    CHECK_MESSAGE(msg.find("t.kc:1:") != std::string::npos, msg);
+  }
+  SUBCASE("a missing return at the end of the text") {
+    std::string msg = parseError("fn @main(%x: f32[2]) -> f32[2] {\n"
+                                 "  %0 = nn.ReLU(%x) : f32[2]\n");
+    CHECK_MESSAGE(hasLocation(msg), msg);
+    CHECK_MESSAGE(msg.find("missing 'return'") != std::string::npos, msg);
+  }
+  SUBCASE("a missing return before the closing brace") {
+    std::string msg = parseError("fn @main(%x: f32[2]) -> f32[2] {\n"
+                                 "  %0 = nn.ReLU(%x) : f32[2]\n"
+                                 "}\n");
+    CHECK_MESSAGE(hasLocation(msg), msg);
+    CHECK_MESSAGE(msg.find("t.kc:3:1: error:") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("return") != std::string::npos, msg);
+  }
+  SUBCASE("a value defined twice") {
+    std::string msg = parseError("fn @main(%x: f32[2]) -> f32[2] {\n"
+                                 "  %0 = nn.ReLU(%x) : f32[2]\n"
+                                 "  %0 = nn.ReLU(%x) : f32[2]\n"
+                                 "  return %0\n"
+                                 "}\n");
+    CHECK_MESSAGE(msg.find("t.kc:3:3: error:") != std::string::npos, msg);
+  }
+  SUBCASE("a call of an undefined function") {
+    std::string msg = parseError("fn @main(%x: f32[2]) -> f32[2] {\n"
+                                 "  %0 = @nowhere(%x) : f32[2]\n"
+                                 "  return %0\n"
+                                 "}\n");
+    CHECK_MESSAGE(msg.find("t.kc:2:8: error:") != std::string::npos, msg);
+  }
+}
