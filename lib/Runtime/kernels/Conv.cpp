@@ -8,6 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelUtils.h"
+#include "Winograd.h"
+
+#include <cstdlib>
 
 #include <cblas.h>
 #include <cstring>
@@ -212,6 +215,15 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &c, const Kern
   if (w->numel() != g->OC * (g->C / g->G) * g->KH * g->KW)
     return kernelError(c, "weight shape " + shapeToString(w->shape()) +
                               " does not match the convolution");
+  // Winograd pays off once there are enough channels to amortize the
+  // transforms; KC_CONV_ALGO=im2col turns it off (for measurements).
+  const char *algo = std::getenv("KC_CONV_ALGO");
+  bool winograd = !(algo && std::string(algo) == "im2col") && g->KH == 3 && g->KW == 3 &&
+                  g->SH == 1 && g->SW == 1 && g->DH == 1 && g->DW == 1 && g->G == 1 &&
+                  g->C >= 32 && g->OC >= 16 && g->OH * g->OW >= 64;
+  if (winograd)
+    return makeWinograd43(g->N, g->C, g->H, g->W, g->OC, g->OH, g->OW, g->PH, g->PW, *w,
+                          std::move(*b));
   return std::unique_ptr<OpKernel>(new Conv2dKernel(*g, std::move(*w), std::move(*b)));
 }
 

@@ -1,0 +1,166 @@
+//===- Winograd.cpp - 3x3 stride-1 convolution by Winograd F(4x4, 3x3) ----===//
+//
+// Lavin & Gray's minimal filtering: each 6x6 input tile d and 3x3 filter g
+// give a 4x4 output tile Y = Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A. Batched over tiles and
+// channels, the elementwise product becomes 36 independent GEMMs
+// (OC × IC by IC × tiles), 2.25 multiplies per output instead of 9. Filters
+// are transformed once, at load.
+//
+//===----------------------------------------------------------------------===//
+#include "Winograd.h"
+
+#include <algorithm>
+#include <cstring>
+#include <omp.h>
+
+namespace kc::rt {
+namespace {
+
+// F(4x4, 3x3) filter transform G (6x3).
+constexpr float kG[6][3] = {{1.f / 4, 0, 0},
+                            {-1.f / 6, -1.f / 6, -1.f / 6},
+                            {-1.f / 6, 1.f / 6, -1.f / 6},
+                            {1.f / 24, 1.f / 12, 1.f / 6},
+                            {1.f / 24, -1.f / 12, 1.f / 6},
+                            {0, 0, 1}};
+
+// r = Bᵀ d for a 6-vector read with stride `s`; written out so the zeros of
+// Bᵀ cost nothing.
+template <typename In, typename Out> inline void inputRow(In d, Out r) {
+  r(0, 4 * d(0) - 5 * d(2) + d(4));
+  r(1, -4 * (d(1) + d(2)) + d(3) + d(4));
+  r(2, 4 * (d(1) - d(2)) - d(3) + d(4));
+  r(3, -2 * (d(1) - d(3)) - d(2) + d(4));
+  r(4, 2 * (d(1) - d(3)) - d(2) + d(4));
+  r(5, 4 * d(1) - 5 * d(3) + d(5));
+}
+
+// o = Aᵀ m for a 6-vector m.
+template <typename In, typename Out> inline void outputRow(In m, Out o) {
+  float a = m(1) + m(2), b = m(1) - m(2), c = m(3) + m(4), d = m(3) - m(4);
+  o(0, m(0) + a + c);
+  o(1, b + 2 * d);
+  o(2, a + 4 * c);
+  o(3, b + 8 * d + m(5));
+}
+
+class Winograd43Kernel final : public FusableKernel {
+public:
+  Winograd43Kernel(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OC, int64_t OH, int64_t OW,
+                   int64_t PH, int64_t PW, const float *weight, Tensor bias)
+      : N_(N), C_(C), H_(H), W_(W), OC_(OC), OH_(OH), OW_(OW), PH_(PH), PW_(PW),
+        b_(std::move(bias)) {
+    TH_ = (OH + 3) / 4, TW_ = (OW + 3) / 4, T_ = TH_ * TW_;
+    // The 36 planes a tile touches are one padded cache line apart so they
+    // do not all map to the same cache set when C·T is a power of two.
+    vStride_ = C * T_ + 16, mStride_ = OC * T_ + 16;
+    // U[p][oc][ic] = (G g Gᵀ)[p] for p over the 36 tile positions.
+    U_ = Tensor::empty(DType::F32, {36, OC, C});
+    float *U = U_.data<float>();
+    for (int64_t oc = 0; oc < OC; ++oc)
+      for (int64_t ic = 0; ic < C; ++ic) {
+        const float *g = weight + (oc * C + ic) * 9;
+        float tmp[6][3];
+        for (int i = 0; i < 6; ++i)
+          for (int j = 0; j < 3; ++j)
+            tmp[i][j] = kG[i][0] * g[0 * 3 + j] + kG[i][1] * g[1 * 3 + j] + kG[i][2] * g[2 * 3 + j];
+        for (int i = 0; i < 6; ++i)
+          for (int j = 0; j < 6; ++j)
+            U[((i * 6 + j) * OC + oc) * C + ic] =
+                tmp[i][0] * kG[j][0] + tmp[i][1] * kG[j][1] + tmp[i][2] * kG[j][2];
+      }
+  }
+
+  size_t workspaceBytes() const override {
+    return size_t(36 * (vStride_ + mStride_)) * sizeof(float);
+  }
+
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &ctx) override {
+    float *V = static_cast<float *>(ctx.workspace); // [36][C][T], planes vStride_ apart
+    float *M = V + 36 * vStride_;                    // [36][OC][T], planes mStride_ apart
+    const float *bias = b_.numel() ? b_.data<float>() : nullptr;
+    for (int64_t n = 0; n < N_; ++n) {
+      const float *x = in[0]->data<float>() + n * C_ * H_ * W_;
+      float *y = out[0]->data<float>() + n * OC_ * OH_ * OW_;
+      inputTransform(x, V);
+      // 36 GEMMs, one per tile position, spread over the threads.
+#pragma omp parallel for schedule(dynamic, 1)
+      for (int p = 0; p < 36; ++p)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(OC_), int(T_), int(C_), 1.f,
+                    U_.data<float>() + p * OC_ * C_, int(C_), V + p * vStride_, int(T_), 0.f,
+                    M + p * mStride_, int(T_));
+      outputTransform(M, y, bias);
+    }
+  }
+
+private:
+  void inputTransform(const float *x, float *V) const {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t c = 0; c < C_; ++c)
+      for (int64_t th = 0; th < TH_; ++th) {
+        const float *plane = x + c * H_ * W_;
+        float *v = V + c * T_ + th * TW_;
+        int64_t h0 = th * 4 - PH_;
+        for (int64_t tw = 0; tw < TW_; ++tw) {
+          int64_t w0 = tw * 4 - PW_;
+          float d[6][6];
+          if (h0 >= 0 && h0 + 6 <= H_ && w0 >= 0 && w0 + 6 <= W_) {
+            for (int i = 0; i < 6; ++i)
+              std::memcpy(d[i], plane + (h0 + i) * W_ + w0, sizeof d[i]);
+          } else {
+            for (int i = 0; i < 6; ++i)
+              for (int j = 0; j < 6; ++j) {
+                int64_t h = h0 + i, w = w0 + j;
+                d[i][j] = (h >= 0 && h < H_ && w >= 0 && w < W_) ? plane[h * W_ + w] : 0.f;
+              }
+          }
+          float t[6][6];
+          for (int j = 0; j < 6; ++j)
+            inputRow([&](int k) { return d[k][j]; }, [&](int k, float r) { t[k][j] = r; });
+          for (int i = 0; i < 6; ++i)
+            inputRow([&](int k) { return t[i][k]; },
+                     [&](int k, float r) { v[(i * 6 + k) * vStride_ + tw] = r; });
+        }
+      }
+  }
+
+  void outputTransform(const float *M, float *y, const float *bias) const {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t oc = 0; oc < OC_; ++oc)
+      for (int64_t th = 0; th < TH_; ++th) {
+        float b = bias ? bias[oc] : 0.f;
+        const float *m = M + oc * T_ + th * TW_;
+        for (int64_t tw = 0; tw < TW_; ++tw) {
+          float t[4][6];
+          for (int j = 0; j < 6; ++j)
+            outputRow([&](int k) { return m[(k * 6 + j) * mStride_ + tw]; },
+                      [&](int k, float r) { t[k][j] = r; });
+          float o[4][4];
+          for (int i = 0; i < 4; ++i)
+            outputRow([&](int k) { return t[i][k]; }, [&](int k, float r) { o[i][k] = r; });
+          int64_t rows = std::min<int64_t>(4, OH_ - th * 4), cols = std::min<int64_t>(4, OW_ - tw * 4);
+          for (int64_t i = 0; i < rows; ++i) {
+            float *dst = y + (oc * OH_ + th * 4 + i) * OW_ + tw * 4;
+            for (int64_t j = 0; j < cols; ++j)
+              dst[j] = applyAct(act_, o[i][j] + b, slope_);
+          }
+        }
+      }
+  }
+
+  int64_t N_, C_, H_, W_, OC_, OH_, OW_, PH_, PW_;
+  int64_t TH_, TW_, T_, vStride_, mStride_;
+  Tensor U_, b_;
+};
+
+} // namespace
+
+std::unique_ptr<OpKernel> makeWinograd43(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OC,
+                                         int64_t OH, int64_t OW, int64_t PH, int64_t PW,
+                                         const Tensor &weight, Tensor bias) {
+  return std::make_unique<Winograd43Kernel>(N, C, H, W, OC, OH, OW, PH, PW,
+                                            weight.data<float>(), std::move(bias));
+}
+
+} // namespace kc::rt
