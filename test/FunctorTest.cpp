@@ -606,12 +606,7 @@ private:
 // post order by PostOrderRewrite", dispatching on the kind of `pre` to
 // Rewrite_(const XNode *, post) for every kind in Nodes.def (as TVM's
 // PostOrderRewrite does). This checks the leaf kinds (Var) get their rule too.
-//
-// KNOWN BUG (reported, not fixed here): lib/IR/Functor.cpp's
-// PostOrderRewriter forwards only Call, Tuple and TupleGetItem to the
-// rewriter, so Rewrite_(const VarNode *) is never called. Marked
-// should_fail so the suite passes; remove the decorator once fixed.
-TEST_CASE("PostOrderRewrite applies a Var rule to the leaves" * doctest::should_fail()) {
+TEST_CASE("PostOrderRewrite applies a Var rule to the leaves") {
   Diamond d;
   Var y = var("y", f32({2, 3}));
   RenameVar r(y);
@@ -620,4 +615,76 @@ TEST_CASE("PostOrderRewrite applies a Var rule to the leaves" * doctest::should_
   auto *c = llvm::cast<CallNode>(out.get());
   auto *a = llvm::cast<CallNode>(c->arg(1).get());
   CHECK(a->arg(0).get() == y.get());
+}
+
+namespace {
+/// Records every node its rule sees, and replaces the constant 2 by 3.
+class RecordAll final : public ExprRewriter {
+public:
+  std::vector<const ExprNode *> order;
+#define KC_EXPR_NODE(Name)                                                                         \
+  Expr Rewrite_(const Name##Node *pre, const Expr &post) override {                                \
+    order.push_back(pre);                                                                          \
+    return post;                                                                                   \
+  }
+#include "kc/IR/Nodes.def"
+};
+
+class TwoToThree final : public ExprRewriter {
+public:
+  Expr Rewrite_(const ConstantNode *pre, const Expr &post) override {
+    if (pre->isScalar() && pre->scalar().isFloat() && pre->scalar().getFloat() == 2.0)
+      return floatConstant(3.0);
+    return post;
+  }
+};
+} // namespace
+
+TEST_CASE("PostOrderRewrite calls the rule of every kind once, inputs first") {
+  Var p = var("p", f32({2}));
+  Function fn =
+      make<const FunctionNode>("fn", llvm::ArrayRef<Var>{p}, call("neg", {p}), f32({2}), true);
+  Var x = var("x", f32({2}));
+  Constant k = floatConstant(2.0);
+  Call applied = call(Expr(fn), {x});
+  Call m = call("mul", {applied, k});
+  TupleGetItem root = tupleGetItem(tuple({m, x}), 0);
+
+  RecordAll r;
+  CHECK(PostOrderRewrite(root, &r).get() == root.get());
+  std::map<const ExprNode *, size_t> at; // position of each node in the order
+  for (size_t i = 0; i < r.order.size(); ++i)
+    CHECK(at.emplace(r.order[i], i).second); // once each
+  std::map<NodeKind, int> kinds;
+  for (const ExprNode *n : r.order)
+    ++kinds[n->kind()];
+  CHECK(kinds.size() == kNumNodeKinds - 2); // every expression kind
+  // Every node comes after the nodes it reads.
+  for (const ExprNode *n : r.order) {
+    std::vector<Expr> inputs;
+    if (auto *c = llvm::dyn_cast<CallNode>(n)) {
+      inputs.push_back(c->callee());
+      inputs.insert(inputs.end(), c->args().begin(), c->args().end());
+    } else if (auto *f = llvm::dyn_cast<FunctionNode>(n)) {
+      inputs.assign(f->params().begin(), f->params().end());
+      inputs.push_back(f->body());
+    } else if (auto *t = llvm::dyn_cast<TupleNode>(n)) {
+      inputs.assign(t->fields().begin(), t->fields().end());
+    } else if (auto *g = llvm::dyn_cast<TupleGetItemNode>(n)) {
+      inputs.push_back(g->tuple());
+    }
+    for (const Expr &in : inputs) {
+      REQUIRE(at.count(in.get()));
+      CHECK(at[in.get()] < at[n]);
+    }
+  }
+
+  TwoToThree t;
+  Expr out = PostOrderRewrite(root, &t);
+  auto *g = llvm::cast<TupleGetItemNode>(out.get());
+  auto *mul = llvm::cast<CallNode>(llvm::cast<TupleNode>(g->tuple().get())->fields()[0].get());
+  CHECK(mul->arg(0).get() == applied.get()); // untouched input stays shared
+  auto *three = llvm::cast<ConstantNode>(mul->arg(1).get());
+  REQUIRE(three->isScalar());
+  CHECK(three->scalar().getFloat() == 3.0);
 }

@@ -214,21 +214,19 @@ Expr ExprRewriter::Rewrite(const Expr &pre, const Expr &post) {
 }
 
 namespace {
+/// Hooks the rule in where every node, leaves included, is rewritten once its
+/// inputs are (TVM's design); the Call/Tuple/TupleGetItem Rewrite_ hooks are
+/// left as the identity, or those kinds would get the rule twice.
 class PostOrderRewriter final : public MixedModeMutator {
 public:
   explicit PostOrderRewriter(ExprRewriter *rewriter) : rewriter_(rewriter) {}
-  using MixedModeMutator::VisitExpr_;
 
-  Expr Rewrite_(const CallNode *pre, const Expr &post) override { return apply(pre, post); }
-  Expr Rewrite_(const TupleNode *pre, const Expr &post) override { return apply(pre, post); }
-  Expr Rewrite_(const TupleGetItemNode *pre, const Expr &post) override {
-    return apply(pre, post);
+  Expr DispatchVisitExpr(const Expr &e) override {
+    Expr post = MixedModeMutator::DispatchVisitExpr(e);
+    return rewriter_->Rewrite(e, post);
   }
 
 private:
-  Expr apply(const ExprNode *pre, const Expr &post) {
-    return rewriter_->Rewrite(Expr(pre), post);
-  }
   ExprRewriter *rewriter_;
 };
 } // namespace

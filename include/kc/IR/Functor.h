@@ -214,7 +214,9 @@ public:
 protected:
   virtual void VisitLeaf(const Expr &e);
   bool CheckVisited(const Expr &e) { return memo_.count(e.get()) != 0; }
-  Expr DispatchVisitExpr(const Expr &e) { return ExprMutator::VisitExpr(e); }
+  /// Rewrites one node whose dataflow inputs are done; every node, leaf or
+  /// not, passes through here once (PostOrderRewrite hooks in here).
+  virtual Expr DispatchVisitExpr(const Expr &e) { return ExprMutator::VisitExpr(e); }
 
   template <typename T> Expr rewrite(const T *op) {
     Expr post = ExprMutator::VisitExpr_(op);

@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Casting.h"
 
+#include <atomic>
 #include <cstdint>
 
 namespace kc {
@@ -41,7 +42,7 @@ llvm::StringRef nodeKindName(NodeKind k);
 
 /// Base class of every IR node. Reference counting is thread safe so that a
 /// compiled model can be shared by threads.
-class Node : public llvm::ThreadSafeRefCountedBase<Node> {
+class Node {
 public:
   Node(const Node &) = delete;
   Node &operator=(const Node &) = delete;
@@ -50,10 +51,23 @@ public:
   NodeKind kind() const { return kind_; }
   unsigned typeIndex() const { return static_cast<unsigned>(kind_); }
 
+  // The protocol of llvm::IntrusiveRefCntPtr.
+  void Retain() const { refCount_.fetch_add(1, std::memory_order_relaxed); }
+  void Release() const {
+    if (refCount_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      destroy(this);
+  }
+
 protected:
   explicit Node(NodeKind k) : kind_(k) {}
 
 private:
+  /// Deletes a node whose last reference is gone, without recursion: a
+  /// destructor's release of a child that dies too is deferred to a loop, so
+  /// a long chain cannot overflow the stack (NodeRelease.cpp).
+  static void destroy(const Node *n);
+
+  mutable std::atomic<int> refCount_{0};
   const NodeKind kind_;
 };
 
