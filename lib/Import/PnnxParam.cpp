@@ -280,6 +280,14 @@ llvm::Expected<ParamFile> parseParamFile(llvm::StringRef text, llvm::StringRef f
         return errorAt(fileName, lineNo, toks[t].col, "expected key=value, got '" + tok + "'");
       llvm::StringRef key = tok.take_front(eq), value = tok.drop_front(eq + 1);
       unsigned vcol = toks[t].col + eq + 1;
+      // A bare sigil would make an unnamed weight, operand or argument, which
+      // no later reader (nor the kc text printer) can refer to.
+      if (key.size() == 1 && llvm::StringRef("@#$").contains(key.front())) {
+        const char *what = key == "@" ? "a weight" : key == "#" ? "an operand" : "an argument";
+        return errorAt(fileName, lineNo, toks[t].col,
+                       "expected " + llvm::Twine(what) + " name after '" + key + "', got '" + tok +
+                           "'");
+      }
       switch (key.front()) {
       case '@': {
         auto d = parseShapeDecl(value, /*allowDynamic=*/false);
