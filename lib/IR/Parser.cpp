@@ -355,7 +355,7 @@ private:
           return errorAt(at, weights_->name() + ": entry '" + name + "' holds " +
                                  llvm::Twine(e->size) + " bytes, but " + typeToString(t) +
                                  " needs " + llvm::Twine(need));
-        data = TensorData::borrowed(std::shared_ptr<const void>(weights_->file()),
+        data = TensorData::borrowed(weights_->file(),
                                     weights_->data(*e));
       }
     }

@@ -10,7 +10,7 @@ std::shared_ptr<const TensorData> TensorData::owned(std::vector<uint8_t> bytes) 
   return d;
 }
 
-std::shared_ptr<const TensorData> TensorData::borrowed(std::shared_ptr<const void> owner,
+std::shared_ptr<const TensorData> TensorData::borrowed(std::shared_ptr<const MappedFile> owner,
                                                        llvm::ArrayRef<uint8_t> bytes) {
   std::shared_ptr<TensorData> d(new TensorData());
   d->owner_ = std::move(owner);

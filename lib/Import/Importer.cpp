@@ -92,7 +92,7 @@ llvm::Expected<Constant> Importer::weight(const ParamOp &op, const std::string &
                            llvm::Twine(need));
   auto file = zip_->file();
   return tensorConstant(name, *t,
-                        TensorData::borrowed(std::shared_ptr<const void>(file), zip_->data(*e)));
+                        TensorData::borrowed(file, zip_->data(*e)));
 }
 
 llvm::Error Importer::define(const ParamOp &op, size_t outIndex, Expr value) {

@@ -83,8 +83,12 @@ llvm::Expected<Tensor> materializeConstant(const ConstantNode &c) {
                                        "' has no data (is the .pnnx.bin beside the .param?)");
   Tensor t = Tensor::empty(tt->dtype(), tt->dims());
   auto bytes = c.data()->bytes();
-  if (bytes.size() == t.nbytes())
+  if (bytes.size() == t.nbytes()) {
     std::memcpy(t.raw(), bytes.data(), bytes.size());
+    // Kernels keep their own packed copy; the mapped one need not stay
+    // resident (it is paged in again if anything reads it later).
+    c.data()->releasePages();
+  }
   else if (tt->rank() == 0 && bytes.empty())
     ; // a folded scalar written without bytes reads as zero
   else

@@ -1,6 +1,7 @@
 //===- MappedFile.cpp - Read-only mapped files ----------------------------===//
 #include "kc/Support/MappedFile.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -64,6 +65,17 @@ std::shared_ptr<MappedFile> MappedFile::fromBytes(llvm::ArrayRef<uint8_t> bytes,
   file->data_ = file->owned_.data();
   file->size_ = file->owned_.size();
   return file;
+}
+
+void MappedFile::releasePages(llvm::ArrayRef<uint8_t> range) const {
+  if (!mapBase_ || range.empty() || range.begin() < data_ || range.end() > data_ + size_)
+    return;
+  // The mapping is private and never written, so dropped pages read back
+  // the file's bytes; rounding out to whole pages is therefore harmless.
+  uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  uintptr_t lo = uintptr_t(range.begin()) & ~(page - 1);
+  uintptr_t hi = std::min(uintptr_t(data_ + size_), uintptr_t(range.end()));
+  ::madvise(reinterpret_cast<void *>(lo), hi - lo, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

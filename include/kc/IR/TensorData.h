@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kc/Support/MappedFile.h"
+
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
@@ -22,18 +24,24 @@ public:
   /// Owns a copy of `bytes`.
   static std::shared_ptr<const TensorData> owned(std::vector<uint8_t> bytes);
   /// Refers to `bytes` inside memory kept alive by `owner` (e.g. a mapped file).
-  static std::shared_ptr<const TensorData> borrowed(std::shared_ptr<const void> owner,
+  static std::shared_ptr<const TensorData> borrowed(std::shared_ptr<const MappedFile> owner,
                                                     llvm::ArrayRef<uint8_t> bytes);
 
   llvm::ArrayRef<uint8_t> bytes() const { return bytes_; }
   size_t size() const { return bytes_.size(); }
   /// True when the bytes live in a mapped file rather than in this object.
   bool isMapped() const { return owner_ != nullptr; }
+  /// For mapped bytes that have been copied elsewhere: lets the OS reclaim
+  /// their pages (see MappedFile::releasePages).
+  void releasePages() const {
+    if (owner_)
+      owner_->releasePages(bytes_);
+  }
 
 private:
   TensorData() = default;
   std::vector<uint8_t> storage_;
-  std::shared_ptr<const void> owner_;
+  std::shared_ptr<const MappedFile> owner_;
   llvm::ArrayRef<uint8_t> bytes_;
 };
 

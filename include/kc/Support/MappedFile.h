@@ -36,6 +36,11 @@ public:
 
   /// The file's contents; valid as long as this object lives.
   llvm::ArrayRef<uint8_t> bytes() const { return {data_, size_}; }
+  /// Lets the OS drop the resident pages under `range` (a part of bytes()):
+  /// once a weight has been copied into a kernel, its mapped copy need not
+  /// count in the process's memory. The bytes stay readable; they are paged
+  /// in again from the file if read. No-op for fromBytes files.
+  void releasePages(llvm::ArrayRef<uint8_t> range) const;
   /// The path the file was opened with (or the name given to fromBytes).
   llvm::StringRef path() const { return path_; }
 
