@@ -2,8 +2,10 @@
 # Builds kc's libFuzzer targets with clang-14 (ASan + UBSan) and runs each
 # for ${KC_FUZZ_SECONDS:-60} seconds on a seed corpus taken from
 # ../shared/models and ../shared/pnnx-corpus (when present) and the kept
-# regressions. A crash fails the script; its input is left in
-# build-fuzz/crashes/<target>/ to be kept under fuzz/regressions/<target>/.
+# regressions. A crash, leak, timeout or out-of-memory fails the script; its
+# input is left in build-fuzz/crashes/<target>/ to be kept under
+# fuzz/regressions/<target>/. Ends with one line per target: executions run
+# and the result. KC_JOBS (default 2) sets the build parallelism.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KC_WITH_FUZZ=1 bash scripts/setup.sh
@@ -14,7 +16,14 @@ corpus=${KC_CORPUS_DIR:-$PWD/../shared/pnnx-corpus}
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKC_FUZZ=ON >/dev/null
 targets=(param zip expression kcText model)
-ninja -C "$build" $(printf 'kc-fuzz-%s ' "${targets[@]}") kc-opt >/dev/null
+ninja -C "$build" -j"${KC_JOBS:-2}" $(printf 'kc-fuzz-%s ' "${targets[@]}") kc-opt
+
+# Leaks fail a run, except thread pools that OpenBLAS and OpenMP keep alive.
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp}
+# Symbolized reports without Debian's unversioned llvm-symbolizer.
+symbolizer=external_symbolizer_path=/usr/lib/llvm-14/bin/llvm-symbolizer
+export ASAN_OPTIONS=${ASAN_OPTIONS:-$symbolizer}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:$symbolizer}
 
 seeds="$build/seeds"
 rm -rf "$seeds" && mkdir -p "$seeds"/{param,zip,expression,kcText,model}
@@ -23,32 +32,48 @@ for p in $params; do
   n=$(echo "$p" | md5sum | cut -c1-12)
   cp "$p" "$seeds/param/$n"
   cp "$p" "$seeds/model/$n"
-  grep -o 'expr=[^ ]*' "$p" | sed 's/^expr=//' | while read -r e; do
+  { grep -o 'expr=[^ ]*' "$p" || true; } | sed 's/^expr=//' | while read -r e; do
     printf '%s' "$e" > "$seeds/expression/$(printf '%s' "$e" | md5sum | cut -c1-12)"
   done
   "$build/bin/kc-opt" "$p" > "$seeds/kcText/$n.kc" 2>/dev/null || rm -f "$seeds/kcText/$n.kc"
 done
 for b in $( (ls "$models"/*/model.pnnx.bin; find "$corpus" -name '*.bin') 2>/dev/null || true); do
   # Small archives only: libFuzzer mutates whole inputs.
-  [ "$(stat -c %s "$b")" -le 1048576 ] && cp "$b" "$seeds/zip/$(echo "$b" | md5sum | cut -c1-12)"
+  if [ "$(stat -c %s "$b")" -le 1048576 ]; then
+    cp "$b" "$seeds/zip/$(echo "$b" | md5sum | cut -c1-12)"
+  fi
 done
 for t in "${targets[@]}"; do
   cp fuzz/regressions/$t/* "$seeds/$t/" 2>/dev/null || true
 done
 
 status=0
+summary=()
 for t in "${targets[@]}"; do
   mkdir -p "$build/crashes/$t" "$build/corpus/$t"
+  log="$build/fuzz-$t.log"
   echo "fuzz: kc-fuzz-$t for ${seconds}s ($(ls "$seeds/$t" | wc -l) seeds)"
+  result=ok
   if ! "$build/bin/kc-fuzz-$t" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
       -timeout=10 -print_final_stats=1 -artifact_prefix="$build/crashes/$t/" \
-      "$build/corpus/$t" "$seeds/$t" > "$build/fuzz-$t.log" 2>&1; then
-    echo "fuzz: kc-fuzz-$t FAILED; see $build/fuzz-$t.log and $build/crashes/$t/"
-    tail -30 "$build/fuzz-$t.log"
+      "$build/corpus/$t" "$seeds/$t" > "$log" 2>&1; then
+    if grep -q "ERROR: LeakSanitizer" "$log"; then
+      result=LEAK
+    elif grep -q "ERROR: libFuzzer: timeout" "$log"; then
+      result=TIMEOUT
+    elif grep -q "ERROR: libFuzzer: out-of-memory" "$log"; then
+      result=OOM
+    else
+      result=CRASH
+    fi
+    artifact=$(grep -o "Test unit written to [^ ]*" "$log" | tail -1 | sed 's/^Test unit written to //')
+    result="$result${artifact:+ ($artifact)}"
+    echo "fuzz: kc-fuzz-$t FAILED; see $log and $build/crashes/$t/"
+    tail -40 "$log"
     status=1
-  else
-    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/fuzz-$t.log" | tr '\n' ' '
-    echo
   fi
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  summary+=("fuzz summary: $t: ${execs:-?} executions in ${seconds}s, $result")
 done
+printf '%s\n' "${summary[@]}"
 exit $status

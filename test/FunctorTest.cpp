@@ -173,9 +173,11 @@ TEST_CASE("ExprVisitor visits every node of a diamond once") {
   v.VisitExpr(d.c);
   // x, a, b, c, and the two Op nodes nn.ReLU and add.
   CHECK(v.visits.size() == 6);
-  for (auto &[node, n] : v.visits) {
-    INFO("node kind " << nodeKindName(node->kind()).str());
-    CHECK(n == 1);
+  for (auto &entry : v.visits) {
+    // INFO captures by reference; a structured binding cannot be captured
+    // before C++20.
+    INFO("node kind " << nodeKindName(entry.first->kind()).str());
+    CHECK(entry.second == 1);
   }
   CHECK(v.visits.count(d.a.get()) == 1);
   CHECK(v.visits.count(d.x.get()) == 1);
@@ -186,9 +188,11 @@ TEST_CASE("MixedModeVisitor visits every node of a diamond once") {
   CountingVisitor<MixedModeVisitor> v;
   v.VisitExpr(d.c);
   CHECK(v.visits.size() == 6);
-  for (auto &[node, n] : v.visits) {
-    INFO("node kind " << nodeKindName(node->kind()).str());
-    CHECK(n == 1);
+  for (auto &entry : v.visits) {
+    // INFO captures by reference; a structured binding cannot be captured
+    // before C++20.
+    INFO("node kind " << nodeKindName(entry.first->kind()).str());
+    CHECK(entry.second == 1);
   }
   // Visiting the same root again does nothing: everything is memoized.
   v.VisitExpr(d.c);

@@ -62,6 +62,17 @@ AttrValue AttrValue::complexList(std::vector<std::complex<double>> l) {
   return v;
 }
 
+/// d truncated toward zero, saturated to int64's range; NaN becomes 0.
+static int64_t truncateToInt(double d) {
+  if (std::isnan(d))
+    return 0;
+  if (d >= 9223372036854775808.0)
+    return INT64_MAX;
+  if (d < -9223372036854775808.0)
+    return INT64_MIN;
+  return int64_t(d);
+}
+
 std::vector<int64_t> AttrValue::asIntVector() const {
   switch (kind_) {
   case Kind::Int:
@@ -69,13 +80,13 @@ std::vector<int64_t> AttrValue::asIntVector() const {
   case Kind::Bool:
     return {int64_t(b_)};
   case Kind::Float:
-    return {int64_t(d_)};
+    return {truncateToInt(d_)};
   case Kind::IntList:
     return ints_;
   case Kind::FloatList: {
     std::vector<int64_t> r;
     for (double d : floats_)
-      r.push_back(int64_t(d));
+      r.push_back(truncateToInt(d));
     return r;
   }
   default:

@@ -17,6 +17,21 @@
 namespace kc {
 namespace {
 
+/// How deeply tuple types and attribute lists may nest: the parser recurses
+/// on them, and hostile text must not exhaust the stack.
+constexpr unsigned kMaxNesting = 256;
+
+/// Counts one level of nesting for as long as it lives.
+class Nesting {
+public:
+  explicit Nesting(unsigned &depth) : depth_(depth) { ++depth_; }
+  ~Nesting() { --depth_; }
+  bool tooDeep() const { return depth_ > kMaxNesting; }
+
+private:
+  unsigned &depth_;
+};
+
 class TextParser {
 public:
   TextParser(llvm::StringRef text, llvm::StringRef name, const ZipReader *weights)
@@ -136,6 +151,9 @@ private:
     if (consume("?"))
       return Type();
     if (peek() == '(') {
+      Nesting nest(depth_);
+      if (nest.tooDeep())
+        return error("tuple types nested deeper than " + llvm::Twine(kMaxNesting) + " levels");
       advance();
       std::vector<Type> fields;
       if (!consume(")")) {
@@ -215,6 +233,9 @@ private:
     }
     if (peek() == '[') {
       // A list: parse its items and decide the kind from them.
+      Nesting nest(depth_);
+      if (nest.tooDeep())
+        return error("lists nested deeper than " + llvm::Twine(kMaxNesting) + " levels");
       advance();
       std::vector<AttrValue> items;
       skipSpace();
@@ -685,6 +706,7 @@ private:
   size_t pos_ = 0;
   unsigned line_ = 1;
   size_t lineStart_ = 0;
+  unsigned depth_ = 0;
   SourceLoc fnLoc_;
   std::map<std::string, Expr> values_;
   std::map<std::string, Expr> consts_;

@@ -2,23 +2,67 @@
 #include "kc/IR/ScalarEval.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
 namespace kc {
 
+using IntResult = std::optional<AttrValue>;
+
+// x + y, x - y and x * y, or nullopt when the exact result does not fit in
+// int64: such operations are left to the runtime instead of being folded.
+static IntResult intAdd(int64_t x, int64_t y) {
+  int64_t r;
+  return llvm::AddOverflow(x, y, r) ? IntResult() : AttrValue::integer(r);
+}
+static IntResult intSub(int64_t x, int64_t y) {
+  int64_t r;
+  return llvm::SubOverflow(x, y, r) ? IntResult() : AttrValue::integer(r);
+}
+static IntResult intMul(int64_t x, int64_t y) {
+  int64_t r;
+  return llvm::MulOverflow(x, y, r) ? IntResult() : AttrValue::integer(r);
+}
+
+/// Python's a // b; b is neither 0 nor -1.
 static int64_t floorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+/// x ** y for y >= 0, or nullopt when it does not fit in int64.
+static IntResult intPow(int64_t x, int64_t y) {
+  if (x == 0 || x == 1)
+    return AttrValue::integer(y == 0 ? 1 : x);
+  if (x == -1)
+    return AttrValue::integer(y % 2 ? -1 : 1);
+  // |x| >= 2: 2 ** 63 already overflows.
+  if (y >= 63)
+    return std::nullopt;
+  int64_t r = 1;
+  for (int64_t i = 0; i < y; ++i)
+    if (llvm::MulOverflow(r, x, r))
+      return std::nullopt;
+  return AttrValue::integer(r);
+}
+
+/// v rounded by `round` as an int64, or nullopt when v is NaN, infinite or
+/// outside int64's range.
+template <typename F> static IntResult roundToInt(double v, F round) {
+  double r = round(v);
+  if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0))
+    return std::nullopt;
+  return AttrValue::integer(int64_t(r));
+}
+
 static std::optional<AttrValue> evalUnary(llvm::StringRef op, const AttrValue &x) {
   if (x.isInt() || x.isBool()) {
     int64_t v = x.isBool() ? x.getBool() : x.getInt();
-    if (op == "neg") return AttrValue::integer(-v);
-    if (op == "abs") return AttrValue::integer(v < 0 ? -v : v);
+    if (op == "neg") return intSub(0, v);
+    if (op == "abs") return v < 0 ? intSub(0, v) : AttrValue::integer(v);
     if (op == "sign") return AttrValue::integer((v > 0) - (v < 0));
-    if (op == "square") return AttrValue::integer(v * v);
+    if (op == "square") return intMul(v, v);
     if (op == "int" || op == "torch.long" || op == "ceil" || op == "floor" || op == "trunc" ||
         op == "round")
       return AttrValue::integer(v);
@@ -60,10 +104,11 @@ static std::optional<AttrValue> evalUnary(llvm::StringRef op, const AttrValue &x
   if (f)
     return AttrValue::real(f(v));
   // Rounding to an integer gives a Python int, as torch/pnnx fold them.
-  if (op == "ceil") return AttrValue::integer(int64_t(std::ceil(v)));
-  if (op == "floor") return AttrValue::integer(int64_t(std::floor(v)));
-  if (op == "trunc" || op == "int" || op == "torch.long") return AttrValue::integer(int64_t(v));
-  if (op == "round") return AttrValue::integer(int64_t(std::nearbyint(v)));
+  if (op == "ceil") return roundToInt(v, [](double a) { return std::ceil(a); });
+  if (op == "floor") return roundToInt(v, [](double a) { return std::floor(a); });
+  if (op == "trunc" || op == "int" || op == "torch.long")
+    return roundToInt(v, [](double a) { return std::trunc(a); });
+  if (op == "round") return roundToInt(v, [](double a) { return std::nearbyint(a); });
   if (op == "torch.bool") return AttrValue::boolean(v != 0);
   return std::nullopt;
 }
@@ -74,27 +119,33 @@ static std::optional<AttrValue> evalBinary(llvm::StringRef op, const AttrValue &
   auto asInt = [](const AttrValue &v) { return v.isBool() ? int64_t(v.getBool()) : v.getInt(); };
   if (isIntLike(a) && isIntLike(b)) {
     int64_t x = asInt(a), y = asInt(b);
-    if (op == "add") return AttrValue::integer(x + y);
-    if (op == "sub") return AttrValue::integer(x - y);
-    if (op == "mul") return AttrValue::integer(x * y);
+    if (op == "add") return intAdd(x, y);
+    if (op == "sub") return intSub(x, y);
+    if (op == "mul") return intMul(x, y);
     if (op == "max" || op == "maximum") return AttrValue::integer(std::max(x, y));
     if (op == "min" || op == "minimum") return AttrValue::integer(std::min(x, y));
     if (op == "and") return AttrValue::integer(x & y);
     if (op == "or") return AttrValue::integer(x | y);
     if (op == "xor") return AttrValue::integer(x ^ y);
-    if (op == "lshift" && y >= 0 && y < 63) return AttrValue::integer(x << y);
-    if (op == "rshift" && y >= 0 && y < 63) return AttrValue::integer(x >> y);
-    if (op == "floor_divide")
-      return y == 0 ? std::nullopt : std::optional<AttrValue>(AttrValue::integer(floorDiv(x, y)));
-    if (op == "remainder")
-      return y == 0 ? std::nullopt
-                    : std::optional<AttrValue>(AttrValue::integer(x - floorDiv(x, y) * y));
-    if (op == "pow" && y >= 0) {
-      int64_t r = 1;
-      for (int64_t i = 0; i < y && i < 64; ++i)
-        r *= x;
-      return AttrValue::integer(r);
+    // x << y is x * 2**y, for negative x too (Python).
+    if (op == "lshift" && y >= 0 && y < 63)
+      return intMul(x, int64_t(1) << y);
+    if (op == "rshift" && y >= 0 && y < 63)
+      return AttrValue::integer(x >= 0 ? x >> y : ~(~x >> y));
+    if (op == "floor_divide") {
+      if (y == 0)
+        return std::nullopt;
+      return y == -1 ? intSub(0, x) : AttrValue::integer(floorDiv(x, y));
     }
+    if (op == "remainder") {
+      if (y == 0)
+        return std::nullopt;
+      // The sign of y (Python); x % -1 is 0 but overflows for INT64_MIN in C++.
+      int64_t r = y == -1 ? 0 : x % y;
+      return AttrValue::integer(r != 0 && (r < 0) != (y < 0) ? r + y : r);
+    }
+    if (op == "pow" && y >= 0)
+      return intPow(x, y);
   }
   if (!a.isNumber() && !a.isBool())
     return std::nullopt;

@@ -71,6 +71,7 @@ public:
   llvm::ArrayRef<std::complex<double>> getComplexList() const { return complexes_; }
 
   /// A scalar int or a list of ints: PNNX writes `dim=1` and `dim=(1)` alike.
+  /// Floats are truncated, saturating at int64's limits (NaN gives 0).
   std::vector<int64_t> asIntVector() const;
   /// A scalar number or a list of numbers, as doubles.
   std::vector<double> asFloatVector() const;

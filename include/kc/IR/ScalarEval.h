@@ -20,7 +20,8 @@
 namespace kc {
 
 /// The value of `op(args...)`, or nullopt when `op` is not foldable on these
-/// values (unknown op, a string operand, integer division by zero).
+/// values (unknown op, a string operand, integer division by zero, an integer
+/// result outside int64, a float rounded to an integer outside int64).
 std::optional<AttrValue> evalScalarOp(llvm::StringRef op, llvm::ArrayRef<AttrValue> args);
 
 } // namespace kc

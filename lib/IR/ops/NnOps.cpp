@@ -17,16 +17,26 @@ AttrValue ints(std::vector<int64_t> v) { return AttrValue::intList(std::move(v))
 
 /// out = floor((in + 2p - d(k-1) - 1) / s) + 1, or ceil with ceil_mode, where
 /// a last window that would start in the right padding is dropped (PyTorch).
-int64_t windowOut(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceilMode) {
+/// Overflows when the attributes take the arithmetic outside int64.
+CheckedInt windowOut(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceilMode) {
   if (in < 0)
     return -1;
-  int64_t span = in + 2 * p - d * (k - 1) - 1;
-  if (span < 0 || s <= 0)
-    return 0;
-  int64_t out = (ceilMode ? (span + s - 1) / s : span / s) + 1;
-  if (ceilMode && (out - 1) * s >= in + p)
-    --out;
+  CheckedInt span = CheckedInt(in) + CheckedInt(2) * p - CheckedInt(d) * (CheckedInt(k) - 1) - 1;
+  if (span.overflowed() || span.value() < 0 || s <= 0)
+    return span.overflowed() ? span : CheckedInt(0);
+  CheckedInt out = (ceilMode ? (span + s - 1) / s : span / s) + 1;
+  if (ceilMode) {
+    CheckedInt lastStart = (out - 1) * s, end = CheckedInt(in) + p;
+    if (lastStart.overflowed() || end.overflowed())
+      return lastStart.overflowed() ? lastStart : end;
+    if (lastStart.value() >= end.value())
+      out = out - 1;
+  }
   return out;
+}
+
+llvm::Error outsideInt64(const CallNode &c, llvm::StringRef what) {
+  return fail(c, what + " give an output size outside int64");
 }
 
 /// Convolutions and pools over the trailing `n` spatial dims.
@@ -53,21 +63,29 @@ llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool t
   std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
   size_t r = dims.size();
   if (!isPool) {
-    int64_t outC = c.attrs().getInt("out_channels", -1);
-    if (outC < 0)
+    CheckedInt outC = c.attrs().getInt("out_channels", -1);
+    if (outC.value() < 0)
       if (const ConstantNode *w = c.weight("weight"))
-        if (auto *wt = llvm::dyn_cast_or_null<TensorTypeNode>(w->type().get()))
-          outC = transposed ? wt->dim(1) * c.attrs().getInt("groups", 1) : wt->dim(0);
-    dims[r - n - 1] = outC;
+        if (auto *wt = llvm::dyn_cast_or_null<TensorTypeNode>(w->type().get());
+            wt && wt->rank() >= (transposed ? 2u : 1u))
+          outC = transposed ? CheckedInt(wt->dim(1)) * c.attrs().getInt("groups", 1) : wt->dim(0);
+    if (outC.overflowed())
+      return outsideInt64(c, "groups and the weight's shape");
+    dims[r - n - 1] = outC.value();
   }
   for (size_t i = 0; i < n; ++i) {
     int64_t x = dims[r - n + i];
     if (same)
       continue;
-    if (transposed)
-      dims[r - n + i] = x < 0 ? -1 : (x - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1;
-    else
-      dims[r - n + i] = windowOut(x, k[i], s[i], p[i], d[i], isPool && ceilMode);
+    CheckedInt out = -1;
+    if (!transposed)
+      out = windowOut(x, k[i], s[i], p[i], d[i], isPool && ceilMode);
+    else if (x >= 0)
+      out = (CheckedInt(x) - 1) * s[i] - CheckedInt(2) * p[i] +
+            CheckedInt(d[i]) * (CheckedInt(k[i]) - 1) + op[i] + 1;
+    if (out.overflowed())
+      return outsideInt64(c, "kernel_size, stride, padding and dilation");
+    dims[r - n + i] = out.value();
   }
   return tensorType(in->dtype(), dims);
 }
@@ -106,7 +124,7 @@ llvm::Expected<Type> linear(const CallNode &c) {
   int64_t out = c.attrs().getInt("out_features", -1);
   if (out < 0)
     if (const ConstantNode *w = c.weight("weight"))
-      if (auto *wt = llvm::dyn_cast_or_null<TensorTypeNode>(w->type().get()))
+      if (auto *wt = llvm::dyn_cast_or_null<TensorTypeNode>(w->type().get()); wt && wt->rank())
         out = wt->dim(0);
   std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
   dims.back() = out;
@@ -127,12 +145,18 @@ llvm::Expected<Type> upsample(const CallNode &c) {
     scale.assign(n, scale[0]);
   for (size_t i = 0; i < n; ++i) {
     int64_t &d = dims[2 + i];
-    if (size.size() == n)
+    if (size.size() == n) {
       d = size[i];
-    else if (scale.size() == n)
-      d = d < 0 ? -1 : int64_t(std::floor(double(d) * scale[i]));
-    else
+    } else if (scale.size() == n) {
+      if (d < 0)
+        continue;
+      double v = std::floor(double(d) * scale[i]);
+      if (!(v >= 0 && v < 9223372036854775808.0))
+        return fail(c, "scale_factor gives an output size outside [0, 2^63)");
+      d = int64_t(v);
+    } else {
       return fail(c, "needs size or scale_factor");
+    }
   }
   return tensorType(in->dtype(), dims);
 }
@@ -141,6 +165,8 @@ llvm::Expected<Type> mha(const CallNode &c) {
   const TensorTypeNode *q = dataType(c, 0);
   if (!q)
     return Type();
+  if (q->rank() == 0 || (numDataArgs(c) > 1 && dataType(c, 1) && dataType(c, 1)->rank() == 0))
+    return fail(c, "query and key need at least one dim");
   int64_t e = c.attrs().getInt("embed_dim", q->dim(-1));
   std::vector<int64_t> dims(q->dims().begin(), q->dims().end());
   dims.back() = e;
@@ -166,12 +192,23 @@ llvm::Expected<Type> pixelShuffle(const CallNode &c) {
   std::vector<int64_t> d(in->dims().begin(), in->dims().end());
   size_t r = d.size();
   int64_t f = c.attrs().getInt("upscale_factor", 0);
-  if (f > 0) {
-    d[r - 3] /= f * f, d[r - 2] *= f, d[r - 1] *= f;
-  } else {
+  bool up = f > 0;
+  if (!up)
     f = c.attrs().getInt("downscale_factor", 1);
-    d[r - 3] *= f * f, d[r - 2] /= f, d[r - 1] /= f;
-  }
+  if (f <= 0)
+    return fail(c, "the scale factor must be positive, got " + llvm::Twine(f));
+  CheckedInt f2 = CheckedInt(f) * f;
+  // Channels shrink by f² and the two spatial dims grow by f, or the reverse;
+  // dynamic dims stay dynamic.
+  auto scale = [](int64_t &x, CheckedInt by, bool grow) {
+    if (x < 0)
+      return true;
+    CheckedInt v = grow ? CheckedInt(x) * by : CheckedInt(x) / by;
+    x = v.value();
+    return !v.overflowed();
+  };
+  if (!scale(d[r - 3], f2, !up) || !scale(d[r - 2], f, up) || !scale(d[r - 1], f, up))
+    return outsideInt64(c, "the scale factor and the input shape");
   return tensorType(in->dtype(), d);
 }
 
@@ -186,8 +223,12 @@ llvm::Expected<Type> pad(const CallNode &c) {
   // (left, right, top, bottom, ...) pads the last dim first.
   for (size_t i = 0; i + 1 < p.size() && i / 2 < d.size(); i += 2) {
     int64_t &x = d[d.size() - 1 - i / 2];
-    if (x >= 0)
-      x += p[i] + p[i + 1];
+    if (x < 0)
+      continue;
+    CheckedInt padded = CheckedInt(x) + p[i] + p[i + 1];
+    if (padded.overflowed())
+      return outsideInt64(c, "the paddings");
+    x = padded.value();
   }
   return tensorType(in->dtype(), d);
 }

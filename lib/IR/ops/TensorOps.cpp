@@ -25,7 +25,8 @@ llvm::Expected<Type> reshape(const CallNode &c) {
   if (!sv || sv->isNone())
     return c.type(); // a dynamic shape input: keep what the model declares
   std::vector<int64_t> shape = sv->asIntVector();
-  int64_t known = 1, infer = -1;
+  CheckedInt known = 1;
+  int64_t infer = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && i < in->rank())
       shape[i] = in->dims()[i];
@@ -36,15 +37,17 @@ llvm::Expected<Type> reshape(const CallNode &c) {
     } else if (shape[i] < 0) {
       return Type(); // dynamic
     } else {
-      known *= shape[i];
+      known = known * shape[i];
     }
   }
+  if (known.overflowed())
+    return fail(c, "shape has more elements than int64 holds");
   auto total = in->numElements();
   if (infer >= 0)
-    shape[infer] = total && known ? *total / known : -1;
-  else if (total && *total != known)
+    shape[infer] = total && known.value() ? *total / known.value() : -1;
+  else if (total && *total != known.value())
     return fail(c, "cannot reshape " + typeToString(c.arg(0)->type()) + " into " +
-                       llvm::Twine(known) + " elements");
+                       llvm::Twine(known.value()) + " elements");
   return tensorType(in->dtype(), shape);
 }
 
@@ -60,10 +63,12 @@ llvm::Expected<Type> flatten(const CallNode &c) {
   if (s < 0 || e < 0 || s > e)
     return fail(c, "bad start_dim/end_dim for rank " + llvm::Twine(r));
   std::vector<int64_t> d(in->dims().begin(), in->dims().begin() + s);
-  int64_t prod = 1;
+  CheckedInt prod = 1;
   for (int64_t i = s; i <= e; ++i)
-    prod = (prod < 0 || in->dims()[i] < 0) ? -1 : prod * in->dims()[i];
-  d.push_back(prod);
+    prod = (prod.value() < 0 || in->dims()[i] < 0) ? CheckedInt(-1) : prod * in->dims()[i];
+  if (prod.overflowed())
+    return fail(c, "the flattened dim has more elements than int64 holds");
+  d.push_back(prod.value());
   d.insert(d.end(), in->dims().begin() + e + 1, in->dims().end());
   return tensorType(in->dtype(), d);
 }
@@ -126,7 +131,14 @@ llvm::Expected<Type> concat(const CallNode &c, bool stack) {
         return fail(c, "operand " + llvm::Twine(i) + " " + typeToString(dataArg(c, i)->type()) +
                            " does not match " + typeToString(dataArg(c, 0)->type()) +
                            " outside dim " + llvm::Twine(dim));
-    d[dim] = (d[dim] < 0 || t->dims()[dim] < 0) ? -1 : d[dim] + t->dims()[dim];
+    if (d[dim] < 0 || t->dims()[dim] < 0) {
+      d[dim] = -1;
+      continue;
+    }
+    CheckedInt sum = CheckedInt(d[dim]) + t->dims()[dim];
+    if (sum.overflowed())
+      return fail(c, "the concatenated dim has more elements than int64 holds");
+    d[dim] = sum.value();
   }
   return tensorType(first->dtype(), d);
 }
@@ -160,25 +172,49 @@ llvm::Expected<Type> splitLike(const CallNode &c) {
   if (n < 0)
     return c.type();
   std::vector<std::pair<int64_t, int64_t>> r;
+  auto tooMany = [&](int64_t count) {
+    return fail(c, "would produce " + llvm::Twine(count) + " outputs, more than the limit of " +
+                       llvm::Twine(kMaxPieces));
+  };
+  // Consecutive pieces of `step` elements, the last one shorter.
+  auto steps = [&](int64_t step) -> llvm::Error {
+    if (step <= 0)
+      return llvm::Error::success();
+    int64_t count = n / step + (n % step != 0);
+    if (count > kMaxPieces)
+      return tooMany(count);
+    for (int64_t s = 0; s < n;) {
+      int64_t e = n - s > step ? s + step : n;
+      r.push_back({s, e});
+      s = e;
+    }
+    return llvm::Error::success();
+  };
   if (op == "torch.unbind") {
+    if (n > kMaxPieces)
+      return tooMany(n);
     for (int64_t i = 0; i < n; ++i)
       r.push_back({i, i + 1});
     return pieces(c, in, dim, r, true);
   }
   if (op == "torch.chunk") {
     int64_t k = c.attrs().getInt("chunks", 1);
-    int64_t step = k > 0 ? (n + k - 1) / k : n;
-    for (int64_t s = 0; s < n && step > 0; s += step)
-      r.push_back({s, std::min(n, s + step)});
+    if (auto e = steps(k > 0 ? n / k + (n % k != 0) : n))
+      return e;
   } else if (op == "torch.split") {
     std::vector<int64_t> sz = c.attrs().getInts("split_size_or_sections");
     if (sz.size() == 1) {
-      for (int64_t s = 0; s < n && sz[0] > 0; s += sz[0])
-        r.push_back({s, std::min(n, s + sz[0])});
+      if (auto e = steps(sz[0]))
+        return e;
     } else {
-      int64_t s = 0;
-      for (int64_t x : sz)
-        r.push_back({s, s + x}), s += x;
+      CheckedInt s = 0;
+      for (int64_t x : sz) {
+        CheckedInt e = s + x;
+        if (e.overflowed())
+          return fail(c, "split_size_or_sections adds up to more than int64 holds");
+        r.push_back({s.value(), e.value()});
+        s = e;
+      }
     }
   } else { // torch.tensor_split
     if (c.attrs().has("indices")) {
@@ -191,6 +227,8 @@ llvm::Expected<Type> splitLike(const CallNode &c) {
       r.push_back({s, n});
     } else {
       int64_t k = c.attrs().getInt("sections", 1), s = 0;
+      if (k > kMaxPieces)
+        return tooMany(k);
       for (int64_t i = 0; i < k; ++i) {
         int64_t len = n / k + (i < n % k ? 1 : 0);
         r.push_back({s, s + len});
@@ -198,6 +236,8 @@ llvm::Expected<Type> splitLike(const CallNode &c) {
       }
     }
   }
+  if (int64_t(r.size()) > kMaxPieces)
+    return tooMany(int64_t(r.size()));
   return pieces(c, in, dim, r, false);
 }
 
@@ -249,6 +289,9 @@ llvm::Expected<Type> slice(const CallNode &c) {
     selects = c.attrs().getInts("selects");
     if (starts.size() != dims.size() || ends.size() != dims.size())
       return c.type(); // dynamic indexes
+    if (steps.size() != dims.size())
+      return fail(c, "steps has " + llvm::Twine(steps.size()) + " entries for " +
+                         llvm::Twine(dims.size()) + " dims");
   }
   std::vector<bool> drop(d.size());
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -269,7 +312,7 @@ llvm::Expected<Type> slice(const CallNode &c) {
       e += n;
     s = std::clamp<int64_t>(s, 0, n);
     e = std::clamp<int64_t>(e, 0, n);
-    d[k] = e > s ? (e - s + st - 1) / st : 0;
+    d[k] = e > s ? (e - s - 1) / st + 1 : 0;
   }
   std::vector<int64_t> out;
   for (size_t k = 0; k < d.size(); ++k)

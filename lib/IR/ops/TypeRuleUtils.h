@@ -10,10 +10,50 @@
 #include "kc/IR/Op.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <vector>
 
 namespace kc::typerules {
+
+/// An int64 that remembers whether computing it overflowed, for output sizes
+/// computed from attribute values, which a hostile file can set to anything.
+class CheckedInt {
+public:
+  CheckedInt(int64_t v) : v_(v) {}
+
+  bool overflowed() const { return overflow_; }
+  int64_t value() const { return v_; }
+
+  friend CheckedInt operator+(CheckedInt a, CheckedInt b) {
+    return a.combine(b, llvm::AddOverflow(a.v_, b.v_, a.v_));
+  }
+  friend CheckedInt operator-(CheckedInt a, CheckedInt b) {
+    return a.combine(b, llvm::SubOverflow(a.v_, b.v_, a.v_));
+  }
+  friend CheckedInt operator*(CheckedInt a, CheckedInt b) {
+    return a.combine(b, llvm::MulOverflow(a.v_, b.v_, a.v_));
+  }
+  /// Truncating division; division by zero counts as an overflow.
+  friend CheckedInt operator/(CheckedInt a, CheckedInt b) {
+    bool bad = b.v_ == 0 || (a.v_ == INT64_MIN && b.v_ == -1);
+    a.v_ = bad ? 0 : a.v_ / b.v_;
+    return a.combine(b, bad);
+  }
+
+private:
+  CheckedInt combine(CheckedInt other, bool overflowed) {
+    overflow_ = overflow_ || other.overflow_ || overflowed;
+    return *this;
+  }
+
+  int64_t v_;
+  bool overflow_ = false;
+};
+
+/// The most outputs a splitting op (unbind, chunk, split, tensor_split) may
+/// produce; each one is an operand of the model.
+constexpr int64_t kMaxPieces = int64_t(1) << 16;
 
 /// The i-th data (non-weight) argument, or null.
 const ExprNode *dataArg(const CallNode &c, size_t i);
