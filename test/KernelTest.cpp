@@ -1189,6 +1189,50 @@ TEST_CASE("kernel: nn.LeakyReLU after nn.Conv2d, fused and not fused") {
   }
 }
 
+TEST_CASE("kernel: nn.SiLU and nn.Sigmoid over the whole float range, alone and fused") {
+  // Both run on kc's own vectorizable exp; it is held to 1e-6 relative
+  // error (~8 ulp) against exp in double, from -100 to 100, where the
+  // results span 1e-44 to 100.
+  Dims in{1, 4001};
+  std::vector<float> x(4001);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = -100.f + 0.05f * float(i);
+  std::vector<double> sig, silu;
+  for (float v : x) {
+    double s = 1.0 / (1.0 + std::exp(-double(v)));
+    sig.push_back(s);
+    silu.push_back(double(v) * s);
+  }
+  expectClose(runOneOp(in, x, "nn.Sigmoid(%x)", in), in, sig, "sigmoid", 1e-30, 1e-6);
+  expectClose(runOneOp(in, x, "nn.SiLU(%x)", in), in, silu, "silu", 1e-30, 1e-6);
+
+  // As a convolution's epilogue: a 1x1 convolution with weight 1 passes x
+  // through, so the fused activation sees the same sweep.
+  Dims cin{1, 1, 1, 4001};
+  for (const char *op : {"nn.SiLU", "nn.Sigmoid"}) {
+    auto conv = weightedOp("nn.Conv2d", cin,
+                           {{"in_channels", i64(1)},
+                            {"out_channels", i64(1)},
+                            {"kernel_size", ints({1, 1})},
+                            {"stride", ints({1, 1})},
+                            {"padding", ints({0, 0})},
+                            {"dilation", ints({1, 1})},
+                            {"groups", i64(1)},
+                            {"bias", flag(false)}},
+                           {{"weight", {1, 1, 1, 1}, {1.f}}}, cin);
+    Call c0(llvm::cast<CallNode>(conv->main()->body().get()));
+    Call act = call(op, {Expr(c0)}, {});
+    act->setType(tensorType(DType::F32, cin));
+    auto m = std::make_shared<Module>();
+    m->add(make<const FunctionNode>("main", conv->main()->params(), Expr(act),
+                                    tensorType(DType::F32, cin), false));
+    inferOrFail(*m);
+    expectClose(runModule(*m, {tensorOf(cin, x)})[0], cin,
+                std::string(op) == "nn.SiLU" ? silu : sig, std::string(op) + " fused", 1e-30,
+                1e-6);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Resampling
 //===----------------------------------------------------------------------===//

@@ -37,9 +37,9 @@ llvm::Expected<std::unique_ptr<OpKernel>> unary(const CallNode &c, std::vector<f
 
 float relu(float x, const float *) { return x > 0 ? x : 0.f; }
 float relu6(float x, const float *) { return std::min(std::max(x, 0.f), 6.f); }
-float sigmoid(float x, const float *) { return 1.f / (1.f + std::exp(-x)); }
+float sigmoid(float x, const float *) { return 1.f / (1.f + expApprox(-x)); }
 float tanhf_(float x, const float *) { return std::tanh(x); }
-float silu(float x, const float *) { return x / (1.f + std::exp(-x)); }
+float silu(float x, const float *) { return x / (1.f + expApprox(-x)); }
 float hardswish(float x, const float *) { return x * std::min(std::max(x + 3.f, 0.f), 6.f) / 6.f; }
 float hardsigmoid(float x, const float *) { return std::min(std::max(x + 3.f, 0.f), 6.f) / 6.f; }
 float geluErf(float x, const float *) { return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752f)); }

@@ -39,28 +39,8 @@ void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, 
   if (!bias && act == Act::None)
     return;
 #pragma omp parallel for if (rows * cols > 65536)
-  for (int64_t r = 0; r < rows; ++r) {
-    float *p = data + r * cols;
-    float b = bias ? bias[r] : 0.f;
-    switch (act) {
-    case Act::None:
-      for (int64_t j = 0; j < cols; ++j)
-        p[j] += b;
-      break;
-    case Act::Relu:
-      for (int64_t j = 0; j < cols; ++j)
-        p[j] = std::max(p[j] + b, 0.f);
-      break;
-    case Act::Relu6:
-      for (int64_t j = 0; j < cols; ++j)
-        p[j] = std::min(std::max(p[j] + b, 0.f), 6.f);
-      break;
-    default:
-      for (int64_t j = 0; j < cols; ++j)
-        p[j] = applyAct(act, p[j] + b, slope);
-      break;
-    }
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    biasActivationRow(data + r * cols, cols, bias ? bias[r] : 0.f, act, slope);
 }
 
 Act activationOf(const CallNode &c, float *slope) {
