@@ -837,6 +837,38 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
                         out);
     expectClose(got, out, poolRef(in, x, out, 2, 2, 1, true, false), "max ceil drop");
   }
+  SUBCASE("MaxPool2d stride 1 and stride 3 (the non-stride-2 path)") {
+    Dims in{1, 3, 9, 10};
+    auto x = uniform(rng, count(in));
+    Dims out1{1, 3, 9, 10};
+    auto got1 = runOneOp(in, x,
+                         "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[3,3], "
+                         "padding=[1,1], stride=[1,1]}",
+                         out1);
+    expectClose(got1, out1, poolRef(in, x, out1, 3, 1, 1, true, false), "max stride 1");
+    // floor((9+2-4)/3)+1 = 3, floor((10+2-4)/3)+1 = 3.
+    Dims out3{1, 3, 3, 3};
+    auto got3 = runOneOp(in, x,
+                         "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[4,4], "
+                         "padding=[1,1], stride=[3,3]}",
+                         out3);
+    expectClose(got3, out3, poolRef(in, x, out3, 4, 3, 1, true, false), "max stride 3");
+  }
+  SUBCASE("MaxPool2d propagates NaN like PyTorch") {
+    Dims in{1, 1, 4, 4}, out{1, 1, 2, 2};
+    std::vector<float> x(16, 1.f);
+    x[5] = std::numeric_limits<float>::quiet_NaN(); // in the top-left window only
+    auto got = runOneOp(in, x,
+                        "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[2,2], "
+                        "padding=[0,0], stride=[2,2]}",
+                        out);
+    REQUIRE(got.numel() == 4);
+    const float *y = got.data<float>();
+    CHECK(std::isnan(y[0]));
+    CHECK(y[1] == 1.f);
+    CHECK(y[2] == 1.f);
+    CHECK(y[3] == 1.f);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -24,6 +24,8 @@ public:
     const PoolGeometry &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
+    if (max_)
+      return runMax(x, y);
 #pragma omp parallel for if (g.planes * g.OH * g.OW > 16384)
     for (int64_t p = 0; p < g.planes; ++p) {
       const float *src = x + p * g.H * g.W;
@@ -31,23 +33,6 @@ public:
       for (int64_t oh = 0; oh < g.OH; ++oh)
         for (int64_t ow = 0; ow < g.OW; ++ow) {
           int64_t h0 = oh * g.SH - g.PH, w0 = ow * g.SW - g.PW;
-          if (max_) {
-            float m = -INFINITY;
-            for (int64_t kh = 0; kh < g.KH; ++kh) {
-              int64_t ih = h0 + kh * g.DH;
-              if (ih < 0 || ih >= g.H)
-                continue;
-              for (int64_t kw = 0; kw < g.KW; ++kw) {
-                int64_t iw = w0 + kw * g.DW;
-                if (iw >= 0 && iw < g.W) {
-                  float v = src[ih * g.W + iw];
-                  m = (v > m || std::isnan(v)) ? v : m;
-                }
-              }
-            }
-            dst[oh * g.OW + ow] = m;
-            continue;
-          }
           int64_t h1 = std::min(h0 + g.KH, g.H + g.PH), w1 = std::min(w0 + g.KW, g.W + g.PW);
           int64_t poolSize = (h1 - h0) * (w1 - w0);
           int64_t hs = std::max<int64_t>(h0, 0), ws = std::max<int64_t>(w0, 0);
@@ -63,6 +48,53 @@ public:
   }
 
 private:
+  /// Max pooling, one output row at a time: each window tap (kh, kw) is one
+  /// branch-free pass over the output columns whose tap lies inside the
+  /// input, so there are no per-element bounds checks. NaN propagates as in
+  /// PyTorch.
+  void runMax(const float *x, float *y) const {
+    const PoolGeometry &g = g_;
+#pragma omp parallel for if (g.planes * g.OH * g.OW > 16384)
+    for (int64_t p = 0; p < g.planes; ++p) {
+      const float *src = x + p * g.H * g.W;
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        float *row = y + (p * g.OH + oh) * g.OW;
+        std::fill(row, row + g.OW, -INFINITY);
+        for (int64_t kh = 0; kh < g.KH; ++kh) {
+          int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+          if (ih < 0 || ih >= g.H)
+            continue;
+          for (int64_t kw = 0; kw < g.KW; ++kw) {
+            // Columns with 0 <= ow*SW + off < W.
+            int64_t off = kw * g.DW - g.PW;
+            if (off >= g.W)
+              break;
+            int64_t lo = off >= 0 ? 0 : (-off + g.SW - 1) / g.SW;
+            int64_t hi = std::min(g.OW, (g.W - 1 - off) / g.SW + 1);
+            const float *in = src + ih * g.W;
+            if (g.SW == 2)
+              maxInto<2>(row, in, off, lo, hi, 2);
+            else
+              maxInto<0>(row, in, off, lo, hi, g.SW);
+          }
+        }
+      }
+    }
+  }
+
+  /// row[i] = max(row[i], in[i*stride + off]) for i in [lo, hi); a
+  /// compile-time stride (S > 0) lets the compiler vectorize the common
+  /// stride-2 case.
+  template <int S>
+  static void maxInto(float *row, const float *in, int64_t off, int64_t lo, int64_t hi,
+                      int64_t stride) {
+    int64_t st = S > 0 ? S : stride;
+    for (int64_t i = lo; i < hi; ++i) {
+      float v = in[i * st + off], m = row[i];
+      row[i] = (v > m || v != v) ? v : m;
+    }
+  }
+
   PoolGeometry g_;
   bool max_, includePad_;
   int64_t divisor_;
