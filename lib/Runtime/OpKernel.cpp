@@ -84,6 +84,7 @@ llvm::Expected<Tensor> materializeConstant(const ConstantNode &c) {
   Tensor t = Tensor::empty(tt->dtype(), tt->dims());
   auto bytes = c.data()->bytes();
   if (bytes.size() == t.nbytes()) {
+    c.data()->prefault();
     std::memcpy(t.raw(), bytes.data(), bytes.size());
     // Kernels keep their own packed copy; the mapped one need not stay
     // resident (it is paged in again if anything reads it later).
@@ -98,6 +99,21 @@ llvm::Expected<Tensor> materializeConstant(const ConstantNode &c) {
                                        typeToString(c.type()) + " needs " +
                                        std::to_string(t.nbytes()));
   return t;
+}
+
+llvm::Expected<Tensor> viewConstant(const ConstantNode &c) {
+  auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get());
+  if (c.isScalar() || !c.hasData() || !c.data()->isMapped() || !tt || !tt->isStatic())
+    return materializeConstant(c);
+  auto bytes = c.data()->bytes();
+  size_t align = dtypeSize(tt->dtype());
+  size_t need = size_t(numElements(tt->dims())) * align;
+  if (bytes.size() != need || need == 0 || reinterpret_cast<uintptr_t>(bytes.data()) % align)
+    return materializeConstant(c);
+  // The mapping is read-only: kernels given a view never write through it.
+  std::shared_ptr<void> owner(std::const_pointer_cast<TensorData>(c.data()),
+                              const_cast<uint8_t *>(bytes.data()));
+  return Tensor::view(tt->dtype(), tt->dims(), owner.get(), owner);
 }
 
 } // namespace kc::rt

@@ -78,6 +78,18 @@ void MappedFile::releasePages(llvm::ArrayRef<uint8_t> range) const {
   ::madvise(reinterpret_cast<void *>(lo), hi - lo, MADV_DONTNEED);
 }
 
+void MappedFile::prefault(llvm::ArrayRef<uint8_t> range) const {
+#ifdef MADV_POPULATE_READ
+  if (!mapBase_ || range.empty() || range.begin() < data_ || range.end() > data_ + size_)
+    return;
+  uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  uintptr_t lo = uintptr_t(range.begin()) & ~(page - 1);
+  ::madvise(reinterpret_cast<void *>(lo), uintptr_t(range.end()) - lo, MADV_POPULATE_READ);
+#else
+  (void)range;
+#endif
+}
+
 MappedFile::~MappedFile() {
   if (mapBase_)
     ::munmap(mapBase_, size_);

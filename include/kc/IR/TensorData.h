@@ -37,6 +37,11 @@ public:
     if (owner_)
       owner_->releasePages(bytes_);
   }
+  /// For mapped bytes about to be read whole (see MappedFile::prefault).
+  void prefault() const {
+    if (owner_)
+      owner_->prefault(bytes_);
+  }
 
 private:
   TensorData() = default;

@@ -92,4 +92,11 @@ llvm::Expected<std::vector<int64_t>> staticShape(const CallNode &call, const Typ
 /// aligned tensor of its type; errors if the data is absent.
 llvm::Expected<Tensor> materializeConstant(const ConstantNode &c);
 
+/// A read-only view of a tensor constant's bytes where they lie, in the
+/// mapped .bin, when they are present, of the right size and aligned for
+/// the dtype; otherwise a copy as materializeConstant makes. The view keeps
+/// the mapping alive. For kernels that only ever read their weights: it
+/// saves the copy at load and counts the bytes in memory once.
+llvm::Expected<Tensor> viewConstant(const ConstantNode &c);
+
 } // namespace kc::rt

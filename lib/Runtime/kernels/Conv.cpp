@@ -289,7 +289,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &c, const Kern
   auto g = geometry(c, false);
   if (!g)
     return g.takeError();
-  auto w = weightTensor(c, "weight", true);
+  auto w = weightTensor(c, "weight", true, WeightUse::ReadOnly);
   if (!w)
     return w.takeError();
   auto b = weightTensor(c, "bias", false);
@@ -304,9 +304,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &c, const Kern
   bool winograd = !(algo && std::string(algo) == "im2col") && g->KH == 3 && g->KW == 3 &&
                   g->SH == 1 && g->SW == 1 && g->DH == 1 && g->DW == 1 && g->G == 1 &&
                   g->C >= 32 && g->OC >= 16 && g->OH * g->OW >= 64;
-  if (winograd)
-    return makeWinograd43(g->N, g->C, g->H, g->W, g->OC, g->OH, g->OW, g->PH, g->PW, *w,
-                          std::move(*b));
+  if (winograd) {
+    auto k = makeWinograd43(g->N, g->C, g->H, g->W, g->OC, g->OH, g->OW, g->PH, g->PW, *w,
+                            std::move(*b));
+    // Only the transformed copy is used from now on.
+    c.weight("weight")->data()->releasePages();
+    return k;
+  }
   return std::unique_ptr<OpKernel>(new Conv2dKernel(*g, std::move(*w), std::move(*b)));
 }
 
@@ -371,7 +375,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConvTranspose(const CallNode &c,
   auto g = geometry(c, true);
   if (!g)
     return g.takeError();
-  auto w = weightTensor(c, "weight", true);
+  auto w = weightTensor(c, "weight", true, WeightUse::ReadOnly);
   if (!w)
     return w.takeError();
   auto b = weightTensor(c, "bias", false);

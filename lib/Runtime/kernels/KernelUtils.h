@@ -45,15 +45,20 @@ inline DType outputDType(const CallNode &c) {
   return DType::F32;
 }
 
-/// Weight `key` as an aligned f32 tensor; an error if it is required and absent.
-inline llvm::Expected<Tensor> weightTensor(const CallNode &c, llvm::StringRef key, bool required) {
+/// How a kernel uses a weight: Copy gives it its own writable tensor;
+/// ReadOnly may give a view of the mapped .bin (see viewConstant).
+enum class WeightUse { Copy, ReadOnly };
+
+/// Weight `key` as an f32 tensor; an error if it is required and absent.
+inline llvm::Expected<Tensor> weightTensor(const CallNode &c, llvm::StringRef key, bool required,
+                                           WeightUse use = WeightUse::Copy) {
   const ConstantNode *w = c.weight(key);
   if (!w) {
     if (required)
       return kernelError(c, "missing weight @" + key);
     return Tensor();
   }
-  auto t = materializeConstant(*w);
+  auto t = use == WeightUse::ReadOnly ? viewConstant(*w) : materializeConstant(*w);
   if (!t)
     return kernelError(c, llvm::toString(t.takeError()));
   if (t->dtype() != DType::F32)

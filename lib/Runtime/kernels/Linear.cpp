@@ -40,7 +40,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const Ke
   auto x = inputShape(c, 0);
   if (!x)
     return x.takeError();
-  auto w = weightTensor(c, "weight", true);
+  auto w = weightTensor(c, "weight", true, WeightUse::ReadOnly);
   if (!w)
     return w.takeError();
   auto b = weightTensor(c, "bias", false);
