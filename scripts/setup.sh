@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ python3
   llvm-14-dev llvm-14-tools
-  libfmt-dev doctest-dev libarmadillo-dev libopenblas-dev
+  libfmt-dev doctest-dev libarmadillo-dev libopenblas-dev libopenblas-openmp-dev
 )
 if [ "${KC_WITH_FUZZ:-0}" = 1 ]; then
   packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)

@@ -20,7 +20,8 @@ extern "C" void openblas_set_num_threads(int);
 namespace kc::rt {
 
 void setNumThreads(int n) {
-  // All parallelism goes through OpenMP (see sgemm in KernelUtils.h).
+  // All parallelism goes through OpenMP (see sgemm in KernelUtils.h):
+  // OpenBLAS itself runs single-threaded, inside kc's threads.
   openblas_set_num_threads(1);
   if (n <= 0)
     return;
