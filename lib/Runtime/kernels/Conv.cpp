@@ -69,6 +69,16 @@ llvm::Expected<ConvGeometry> geometry(const CallNode &c, bool transposed) {
   return g;
 }
 
+/// row[i] = in[i*stride + off] for i in [lo, hi); a compile-time stride
+/// (S > 0) lets the compiler vectorize the common stride-2 case.
+template <int S>
+void gatherStrided(float *row, const float *in, int64_t off, int64_t lo, int64_t hi,
+                   int64_t stride) {
+  int64_t st = S > 0 ? S : stride;
+  for (int64_t i = lo; i < hi; ++i)
+    row[i] = in[i * st + off];
+}
+
 /// Gathers the patches of output rows [oh0, oh1) of one group's input into
 /// `col`: [Cg*KH*KW] rows × [(oh1-oh0)*OW] columns.
 void im2col(const float *in, float *col, int64_t Cg, const ConvGeometry &g, int64_t oh0,
@@ -88,22 +98,18 @@ void im2col(const float *in, float *col, int64_t Cg, const ConvGeometry &g, int6
             continue;
           }
           const float *srow = src + ih * g.W;
+          // Valid ow: 0 <= ow*SW + off < W; zeros on either side.
           int64_t off = kw * g.DW - g.PW;
-          if (g.SW == 1) {
-            // Valid ow: 0 <= ow + off < W.
-            int64_t lo = std::max<int64_t>(0, -off), hi = std::min<int64_t>(g.OW, g.W - off);
-            for (int64_t ow = 0; ow < std::min(lo, g.OW); ++ow)
-              row[ow] = 0;
-            if (hi > lo)
-              std::memcpy(row + lo, srow + lo + off, sizeof(float) * (hi - lo));
-            for (int64_t ow = std::max(hi, lo); ow < g.OW; ++ow)
-              row[ow] = 0;
-          } else {
-            for (int64_t ow = 0; ow < g.OW; ++ow) {
-              int64_t iw = ow * g.SW + off;
-              row[ow] = (iw >= 0 && iw < g.W) ? srow[iw] : 0.f;
-            }
-          }
+          int64_t lo = std::min(g.OW, off >= 0 ? 0 : (-off + g.SW - 1) / g.SW);
+          int64_t hi = off >= g.W ? lo : std::clamp((g.W - 1 - off) / g.SW + 1, lo, g.OW);
+          std::fill(row, row + lo, 0.f);
+          if (g.SW == 1)
+            std::memcpy(row + lo, srow + lo + off, sizeof(float) * (hi - lo));
+          else if (g.SW == 2)
+            gatherStrided<2>(row, srow, off, lo, hi, 2);
+          else
+            gatherStrided<0>(row, srow, off, lo, hi, g.SW);
+          std::fill(row + hi, row + g.OW, 0.f);
         }
       }
     }
