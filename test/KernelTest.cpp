@@ -1112,6 +1112,20 @@ TEST_CASE("kernel: nn.Conv2d 3x3 with 32 channels (Winograd and im2col)") {
     std::mt19937 rng(1617);
     checkConv(spec, rng, "3x3 32->16 pad 1 on 10x9 (im2col)");
   }
+  {
+    // Batch 2, 20 output channels (one full panel of 16 and one of 4 in the
+    // packed GEMM), 40 input channels (a partial block of 16 in the filter
+    // transform), 4x3 = 12 tiles (two full column blocks of 6), no padding.
+    ConvSpec odd{2, 40, 18, 14, 20, 3, 1, 0, 1, 1, false};
+    std::mt19937 rng(1618);
+    checkConv(odd, rng, "3x3 40->20 batch 2 on 18x14 (Winograd)", 1e-4, 1e-4);
+  }
+  {
+    // 1 x 13 tiles: two blocks of 6 and a tail of 1.
+    ConvSpec tail{1, 32, 4, 50, 16, 3, 1, 1, 1, 1, true};
+    std::mt19937 rng(1619);
+    checkConv(tail, rng, "3x3 32->16 pad 1 on 4x50 (Winograd)", 1e-4, 1e-4);
+  }
 }
 
 TEST_CASE("kernel: nn.ConvTranspose2d stride 2 padding 1 output_padding 1") {

@@ -3,8 +3,6 @@
 
 #include "KernelUtils.h"
 
-#include <cblas.h>
-
 namespace kc::rt {
 
 /// A 3x3, stride 1, dilation 1, ungrouped convolution of (N, C, H, W) into

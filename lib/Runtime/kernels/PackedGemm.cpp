@@ -1,0 +1,88 @@
+//===- PackedGemm.cpp - GEMM with a pre-packed left operand ---------------===//
+//
+// The register kernel computes a 16×6 block of C: two 8-float vectors of A
+// per k, six broadcasts of B, twelve fused multiply-adds, twelve
+// accumulators in registers (the classic Haswell blocking, which x86-64-v3
+// guarantees). Without AVX2 and FMA a plain loop computes the same.
+//
+//===----------------------------------------------------------------------===//
+#include "PackedGemm.h"
+
+#include <algorithm>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+namespace kc::rt {
+namespace {
+
+constexpr int kCols = 6;
+
+/// C block = A panel (rows 16) × B[:, 0:NR], `rows` of the 16 written.
+template <int NR>
+void block(const float *a, const float *b, int64_t ldb, int64_t K, float *c, int64_t ldc,
+           int64_t rows) {
+  alignas(32) float t[NR][kPanelRows];
+#if defined(__AVX2__) && defined(__FMA__)
+  // Named accumulators: with arrays GCC spills them to the stack every k.
+  const __m256 z = _mm256_setzero_ps();
+  __m256 l0 = z, h0 = z, l1 = z, h1 = z, l2 = z, h2 = z, l3 = z, h3 = z, l4 = z, h4 = z, l5 = z,
+         h5 = z;
+  for (int64_t k = 0; k < K; ++k) {
+    __m256 a0 = _mm256_loadu_ps(a + k * kPanelRows), a1 = _mm256_loadu_ps(a + k * kPanelRows + 8);
+    const float *bk = b + k * ldb;
+    __m256 bj;
+#define KC_FMA_COLUMN(J)                                                                           \
+  if constexpr (NR > J) {                                                                          \
+    bj = _mm256_broadcast_ss(bk + J);                                                              \
+    l##J = _mm256_fmadd_ps(a0, bj, l##J);                                                          \
+    h##J = _mm256_fmadd_ps(a1, bj, h##J);                                                          \
+  }
+    KC_FMA_COLUMN(0)
+    KC_FMA_COLUMN(1)
+    KC_FMA_COLUMN(2)
+    KC_FMA_COLUMN(3)
+    KC_FMA_COLUMN(4)
+    KC_FMA_COLUMN(5)
+#undef KC_FMA_COLUMN
+  }
+  const __m256 lo[kCols] = {l0, l1, l2, l3, l4, l5}, hi[kCols] = {h0, h1, h2, h3, h4, h5};
+  for (int j = 0; j < NR; ++j) {
+    _mm256_store_ps(t[j], lo[j]);
+    _mm256_store_ps(t[j] + 8, hi[j]);
+  }
+#else
+  for (int j = 0; j < NR; ++j)
+    std::fill(t[j], t[j] + kPanelRows, 0.f);
+  for (int64_t k = 0; k < K; ++k)
+    for (int j = 0; j < NR; ++j)
+      for (int r = 0; r < kPanelRows; ++r)
+        t[j][r] += a[k * kPanelRows + r] * b[k * ldb + j];
+#endif
+  for (int64_t r = 0; r < rows; ++r)
+    for (int j = 0; j < NR; ++j)
+      c[r * ldc + j] = t[j][r];
+}
+
+} // namespace
+
+void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
+               int64_t ldb, int64_t N, float *C, int64_t ldc) {
+  const float *a = packedA + panel * kPanelRows * K;
+  int64_t r0 = panel * kPanelRows, rows = std::min(kPanelRows, M - r0);
+  float *c = C + r0 * ldc;
+  int64_t n = 0;
+  for (; n + kCols <= N; n += kCols)
+    block<kCols>(a, B + n, ldb, K, c + n, ldc, rows);
+  switch (N - n) {
+  case 5: block<5>(a, B + n, ldb, K, c + n, ldc, rows); break;
+  case 4: block<4>(a, B + n, ldb, K, c + n, ldc, rows); break;
+  case 3: block<3>(a, B + n, ldb, K, c + n, ldc, rows); break;
+  case 2: block<2>(a, B + n, ldb, K, c + n, ldc, rows); break;
+  case 1: block<1>(a, B + n, ldb, K, c + n, ldc, rows); break;
+  default: break;
+  }
+}
+
+} // namespace kc::rt

@@ -1,0 +1,36 @@
+//===- PackedGemm.h - GEMM with a pre-packed left operand -------*- C++ -*-===//
+//
+// For products whose left operand is a weight: it is packed once, at load,
+// into panels of 16 rows, so a run reads it in the order the register
+// kernel consumes it and never repacks it (OpenBLAS packs both operands on
+// every call, which dominates small products such as Winograd's 36 GEMMs).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kc::rt {
+
+/// Rows per panel of a packed left operand.
+constexpr int64_t kPanelRows = 16;
+
+/// Floats a packed M×K operand takes (M rounded up to whole panels).
+inline size_t packedSize(int64_t M, int64_t K) {
+  return size_t((M + kPanelRows - 1) / kPanelRows * kPanelRows * K);
+}
+
+/// Where A[m][k] lives in the packed form: panel m/16 holds K groups of 16
+/// consecutive floats, one per row of the panel.
+inline size_t packedIndex(int64_t m, int64_t k, int64_t K) {
+  return size_t((m / kPanelRows) * kPanelRows * K + k * kPanelRows + m % kPanelRows);
+}
+
+/// C[M×N] = A·B for rows [panel·16, panel·16 + 16) ∩ [0, M) of A, with A
+/// packed (packedIndex), B row-major with leading dimension ldb, C
+/// row-major with leading dimension ldc (C points at row 0). One thread.
+void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
+               int64_t ldb, int64_t N, float *C, int64_t ldc);
+
+} // namespace kc::rt
