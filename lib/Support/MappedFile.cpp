@@ -1,7 +1,6 @@
 //===- MappedFile.cpp - Read-only mapped files ----------------------------===//
 #include "kc/Support/MappedFile.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -67,24 +66,32 @@ std::shared_ptr<MappedFile> MappedFile::fromBytes(llvm::ArrayRef<uint8_t> bytes,
   return file;
 }
 
-void MappedFile::releasePages(llvm::ArrayRef<uint8_t> range) const {
+bool MappedFile::pageSpan(llvm::ArrayRef<uint8_t> range, void **start, size_t *length) const {
   if (!mapBase_ || range.empty() || range.begin() < data_ || range.end() > data_ + size_)
-    return;
-  // The mapping is private and never written, so dropped pages read back
-  // the file's bytes; rounding out to whole pages is therefore harmless.
+    return false;
+  // madvise wants a page-aligned start; the length may end mid-page.
   uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
   uintptr_t lo = uintptr_t(range.begin()) & ~(page - 1);
-  uintptr_t hi = std::min(uintptr_t(data_ + size_), uintptr_t(range.end()));
-  ::madvise(reinterpret_cast<void *>(lo), hi - lo, MADV_DONTNEED);
+  *start = reinterpret_cast<void *>(lo);
+  *length = uintptr_t(range.end()) - lo;
+  return true;
+}
+
+void MappedFile::releasePages(llvm::ArrayRef<uint8_t> range) const {
+  // The mapping is private and never written, so dropped pages read back
+  // the file's bytes; widening the range to whole pages is harmless.
+  void *start;
+  size_t length;
+  if (pageSpan(range, &start, &length))
+    ::madvise(start, length, MADV_DONTNEED);
 }
 
 void MappedFile::prefault(llvm::ArrayRef<uint8_t> range) const {
 #ifdef MADV_POPULATE_READ
-  if (!mapBase_ || range.empty() || range.begin() < data_ || range.end() > data_ + size_)
-    return;
-  uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  uintptr_t lo = uintptr_t(range.begin()) & ~(page - 1);
-  ::madvise(reinterpret_cast<void *>(lo), uintptr_t(range.end()) - lo, MADV_POPULATE_READ);
+  void *start;
+  size_t length;
+  if (pageSpan(range, &start, &length))
+    ::madvise(start, length, MADV_POPULATE_READ);
 #else
   (void)range;
 #endif

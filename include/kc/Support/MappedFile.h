@@ -50,6 +50,9 @@ public:
 
 private:
   MappedFile() = default;
+  /// The page-aligned span madvise needs to cover `range`; false when the
+  /// file is not mapped or `range` is not inside it.
+  bool pageSpan(llvm::ArrayRef<uint8_t> range, void **start, size_t *length) const;
 
   std::string path_;
   const uint8_t *data_ = nullptr;
