@@ -1128,6 +1128,21 @@ TEST_CASE("kernel: nn.Conv2d 3x3 with 32 channels (Winograd and im2col)") {
   }
 }
 
+TEST_CASE("kernel: nn.Conv2d deep layers on the packed-weight kernel") {
+  // Layers with K = C/G*KH*KW > 256 and at most 256 outputs per channel run
+  // on kc's own GEMM kernel over weights packed on the first run; these
+  // shapes give partial panels of 16 output channels and a partial last
+  // strip of 6 columns. checkConv runs each model twice, so the second run
+  // uses the packed copy built by the first.
+  std::mt19937 rng(1620);
+  // 3x3 stride 2, batch 2: K = 360, 8x9 outputs, 20 output channels.
+  checkConv(ConvSpec{2, 40, 15, 17, 20, 3, 2, 1, 1, 1, true}, rng, "3x3 s2 40->20 batch 2");
+  // Grouped: K = 30*9 = 270 per group, 18 output channels per group.
+  checkConv(ConvSpec{1, 60, 9, 9, 36, 3, 1, 1, 1, 2, false}, rng, "3x3 groups 2 60->36");
+  // Pointwise: K = 300, 7x7 outputs.
+  checkConv(ConvSpec{1, 300, 7, 7, 17, 1, 1, 0, 1, 1, true}, rng, "1x1 300->17 on 7x7");
+}
+
 TEST_CASE("kernel: nn.ConvTranspose2d stride 2 padding 1 output_padding 1") {
   std::mt19937 rng(1717);
   struct Spec {

@@ -9,6 +9,8 @@
 #include "PackedGemm.h"
 
 #include <algorithm>
+#include <omp.h>
+#include <vector>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -83,6 +85,43 @@ void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const 
   case 1: block<1>(a, B + n, ldb, K, c + n, ldc, rows); break;
   default: break;
   }
+}
+
+void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out) {
+  int64_t panels = (M + kPanelRows - 1) / kPanelRows;
+  // Panel by panel, writing each panel's floats in order.
+#pragma omp parallel for schedule(static)
+  for (int64_t pb = 0; pb < panels; ++pb) {
+    float *o = out + pb * kPanelRows * K;
+    int64_t rows = std::min(kPanelRows, M - pb * kPanelRows);
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t r = 0; r < kPanelRows; ++r)
+        o[k * kPanelRows + r] = r < rows ? A[(pb * kPanelRows + r) * lda + k] : 0.f;
+  }
+}
+
+void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
+                          int64_t N, float *C, int64_t ldc) {
+  // Strips of 6 columns, each K groups of 6 floats (zeros past N), so the
+  // kernel reads B as one contiguous stream with leading dimension 6.
+  int64_t strips = (N + kCols - 1) / kCols;
+  thread_local std::vector<float> buffer; // grows once, then reused
+  if (buffer.size() < size_t(strips * K * kCols))
+    buffer.resize(size_t(strips * K * kCols));
+  float *packed = buffer.data();
+  for (int64_t s = 0; s < strips; ++s) {
+    int64_t cols = std::min<int64_t>(kCols, N - s * kCols);
+    float *o = packed + s * K * kCols;
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < kCols; ++j)
+        o[k * kCols + j] = j < cols ? B[k * ldb + s * kCols + j] : 0.f;
+  }
+  int64_t panels = (M + kPanelRows - 1) / kPanelRows;
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
+  for (int64_t pb = 0; pb < panels; ++pb)
+    for (int64_t s = 0; s < strips; ++s)
+      gemmPanel(packedA, pb, M, K, packed + s * K * kCols, kCols,
+                std::min<int64_t>(kCols, N - s * kCols), C + s * kCols, ldc);
 }
 
 } // namespace kc::rt

@@ -33,4 +33,15 @@ inline size_t packedIndex(int64_t m, int64_t k, int64_t K) {
 void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
                int64_t ldb, int64_t N, float *C, int64_t ldc);
 
+/// Packs row-major A (M×K, leading dimension lda) into `out`
+/// (packedSize(M, K) floats); rows past M are zero.
+void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out);
+
+/// C[M×N] = A·B with A packed, for few columns and a long K (deep
+/// convolution layers): B is packed once into strips of 6 columns, then the
+/// panels of A are shared out over the OpenMP threads, each streaming its
+/// panel once while the packed B stays in cache.
+void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
+                          int64_t N, float *C, int64_t ldc);
+
 } // namespace kc::rt
