@@ -1064,6 +1064,11 @@ TEST_CASE("kernel: nn.Conv2d depthwise") {
   // OH = (6+4-4-1)/2+1 = 3, OW = (5+4-4-1)/2+1 = 3
   checkConv({2, 4, 6, 5, 4, 3, 2, 2, 2, 4, false}, rng, "depthwise stride 2 pad 2 dilation 2");
   checkConv({1, 3, 7, 7, 3, 5, 3, 2, 1, 3, true}, rng, "depthwise 5x5 stride 3 pad 2");
+  // The 3x3 register path at stride 2: odd and even widths, with and
+  // without padding.
+  checkConv({2, 5, 9, 11, 5, 3, 2, 1, 1, 5, true}, rng, "depthwise 3x3 stride 2 pad 1, W 11");
+  checkConv({1, 3, 8, 10, 3, 3, 2, 1, 1, 3, false}, rng, "depthwise 3x3 stride 2 pad 1, W 10");
+  checkConv({1, 3, 9, 8, 3, 3, 2, 0, 1, 3, true}, rng, "depthwise 3x3 stride 2 pad 0, W 8");
 }
 
 TEST_CASE("kernel: nn.Conv2d 1x1") {
