@@ -33,14 +33,17 @@ public:
   bool isMapped() const { return owner_ != nullptr; }
   /// For mapped bytes that have been copied elsewhere: lets the OS reclaim
   /// their pages (see MappedFile::releasePages).
-  void releasePages() const {
+  void releasePages() const { releasePages(0, bytes_.size()); }
+  /// The same for `length` bytes from `offset`.
+  void releasePages(size_t offset, size_t length) const {
     if (owner_)
-      owner_->releasePages(bytes_);
+      owner_->releasePages(bytes_.slice(offset, length));
   }
   /// For mapped bytes about to be read whole (see MappedFile::prefault).
-  void prefault() const {
+  void prefault() const { prefault(0, bytes_.size()); }
+  void prefault(size_t offset, size_t length) const {
     if (owner_)
-      owner_->prefault(bytes_);
+      owner_->prefault(bytes_.slice(offset, length));
   }
 
 private:

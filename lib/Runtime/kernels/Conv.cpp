@@ -201,15 +201,24 @@ public:
 private:
   /// Packs w_ for gemmPackedFewColumns, once, and lets the original go.
   void packWeights() {
-    if (mapped_)
-      mapped_->prefault();
     size_t per = packedSize(OCg_, K_);
     packed_ = Tensor::empty(DType::F32, {g_.G, int64_t(per)});
+    // A few panels at a time, their mapped rows paged in before and
+    // released after, so the weights are never resident twice over.
+    constexpr int64_t kRows = 4 * kPanelRows;
     for (int64_t grp = 0; grp < g_.G; ++grp)
-      packRows(w_.data<float>() + grp * OCg_ * K_, K_, OCg_, K_, packed_.data<float>() + grp * per);
+      for (int64_t r0 = 0; r0 < OCg_; r0 += kRows) {
+        int64_t rows = std::min(kRows, OCg_ - r0);
+        size_t offset = size_t((grp * OCg_ + r0) * K_) * sizeof(float);
+        size_t length = size_t(rows * K_) * sizeof(float);
+        if (mapped_)
+          mapped_->prefault(offset, length);
+        packRows(w_.data<float>() + (grp * OCg_ + r0) * K_, K_, rows, K_,
+                 packed_.data<float>() + grp * per + packedIndex(r0, 0, K_));
+        if (mapped_)
+          mapped_->releasePages(offset, length);
+      }
     w_ = Tensor();
-    if (mapped_)
-      mapped_->releasePages();
     mapped_ = nullptr;
   }
 
@@ -353,11 +362,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &c, const Kern
                   g->SH == 1 && g->SW == 1 && g->DH == 1 && g->DW == 1 && g->G == 1 &&
                   g->C >= 32 && g->OC >= 16 && g->OH * g->OW >= 64;
   if (winograd) {
-    auto k = makeWinograd43(g->N, g->C, g->H, g->W, g->OC, g->OH, g->OW, g->PH, g->PW, *w,
-                            std::move(*b));
-    // Only the transformed copy is used from now on.
-    c.weight("weight")->data()->releasePages();
-    return k;
+    return makeWinograd43(g->N, g->C, g->H, g->W, g->OC, g->OH, g->OW, g->PH, g->PW,
+                          std::move(*w), std::move(*b), c.weight("weight")->data());
   }
   return std::unique_ptr<OpKernel>(
       new Conv2dKernel(*g, std::move(*w), std::move(*b), c.weight("weight")->data()));

@@ -4,7 +4,7 @@
 // give a 4x4 output tile Y = Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A. Batched over tiles and
 // channels, the elementwise product becomes 36 independent GEMMs
 // (OC × IC by IC × tiles), 2.25 multiplies per output instead of 9. Filters
-// are transformed once, at load, straight into the panel layout of
+// are transformed once, on the first run, straight into the panel layout of
 // PackedGemm.h, whose register kernel then runs the 36 products without
 // repacking them (resnet18 layer3, 14x14x256: 1.9 ms to 1.3 ms per
 // convolution against OpenBLAS, which packs both operands on every call).
@@ -50,19 +50,55 @@ template <typename In, typename Out> inline void outputRow(In m, Out o) {
 
 class Winograd43Kernel final : public FusableKernel {
 public:
+  /// `weight` is (OC, C, 3, 3), possibly a view of the mapped .bin whose
+  /// bytes `mapped` holds: both are let go once the filters are transformed.
   Winograd43Kernel(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OC, int64_t OH, int64_t OW,
-                   int64_t PH, int64_t PW, const float *weight, Tensor bias)
+                   int64_t PH, int64_t PW, Tensor weight, Tensor bias, TensorDataPtr mapped)
       : N_(N), C_(C), H_(H), W_(W), OC_(OC), OH_(OH), OW_(OW), PH_(PH), PW_(PW),
-        b_(std::move(bias)) {
+        weight_(std::move(weight)), b_(std::move(bias)), mapped_(std::move(mapped)) {
     TH_ = (OH + 3) / 4, TW_ = (OW + 3) / 4, T_ = TH_ * TW_;
     // The 36 planes a tile touches are one padded cache line apart so they
     // do not all map to the same cache set when C·T is a power of two.
     vStride_ = C * T_ + 16, mStride_ = OC * T_ + 16;
-    // U_p = (G g Gᵀ)[p] for p over the 36 tile positions, each an OC × C
-    // matrix packed for gemmPanel. Transformed at load, in parallel, one
-    // 16 × 16 block of (output, input) channels at a time, so every write
-    // is a contiguous run of 256 floats (writing single floats 36 planes
-    // apart hit one cache set when OC·C is a power of two).
+  }
+
+  size_t workspaceBytes() const override {
+    return size_t(36 * (vStride_ + mStride_)) * sizeof(float);
+  }
+
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &ctx) override {
+    if (!U_.defined())
+      transformFilters();
+    float *V = static_cast<float *>(ctx.workspace); // [36][C][T], planes vStride_ apart
+    float *M = V + 36 * vStride_;                    // [36][OC][T], planes mStride_ apart
+    const float *bias = b_.numel() ? b_.data<float>() : nullptr;
+    for (int64_t n = 0; n < N_; ++n) {
+      const float *x = in[0]->data<float>() + n * C_ * H_ * W_;
+      float *y = out[0]->data<float>() + n * OC_ * OH_ * OW_;
+      inputTransform(x, V);
+      // 36 GEMMs, one per tile position, by panels of 16 output channels
+      // spread over the threads.
+      int64_t panels = (OC_ + kPanelRows - 1) / kPanelRows;
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int p = 0; p < 36; ++p)
+        for (int64_t pb = 0; pb < panels; ++pb)
+          gemmPanel(U_.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
+                    M + p * mStride_, T_);
+      outputTransform(M, y, bias);
+    }
+  }
+
+private:
+  /// U_p = (G g Gᵀ)[p] for p over the 36 tile positions, each an OC × C
+  /// matrix packed for gemmPanel. Done on the first run rather than at load
+  /// (resnet18's filters take ~18 ms and 37.6 MB of fresh pages), in
+  /// parallel, one 16 × 16 block of (output, input) channels at a time, so
+  /// every write is a contiguous run of 256 floats (writing single floats
+  /// 36 planes apart hit one cache set when OC·C is a power of two).
+  void transformFilters() {
+    int64_t OC = OC_, C = C_;
+    const float *weight = weight_.data<float>();
     uSize_ = packedSize(OC, C);
     U_ = Tensor::empty(DType::F32, {36, int64_t(uSize_)});
     float *U = U_.data<float>();
@@ -88,34 +124,12 @@ public:
           std::memcpy(U + p * uSize_ + packedIndex(pb * kPanelRows, ib * 16, C), block[p],
                       sizeof(float) * kPanelRows * n);
       }
+    weight_ = Tensor();
+    if (mapped_)
+      mapped_->releasePages();
+    mapped_ = nullptr;
   }
 
-  size_t workspaceBytes() const override {
-    return size_t(36 * (vStride_ + mStride_)) * sizeof(float);
-  }
-
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
-    float *V = static_cast<float *>(ctx.workspace); // [36][C][T], planes vStride_ apart
-    float *M = V + 36 * vStride_;                    // [36][OC][T], planes mStride_ apart
-    const float *bias = b_.numel() ? b_.data<float>() : nullptr;
-    for (int64_t n = 0; n < N_; ++n) {
-      const float *x = in[0]->data<float>() + n * C_ * H_ * W_;
-      float *y = out[0]->data<float>() + n * OC_ * OH_ * OW_;
-      inputTransform(x, V);
-      // 36 GEMMs, one per tile position, by panels of 16 output channels
-      // spread over the threads.
-      int64_t panels = (OC_ + kPanelRows - 1) / kPanelRows;
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int p = 0; p < 36; ++p)
-        for (int64_t pb = 0; pb < panels; ++pb)
-          gemmPanel(U_.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
-                    M + p * mStride_, T_);
-      outputTransform(M, y, bias);
-    }
-  }
-
-private:
   void inputTransform(const float *x, float *V) const {
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c = 0; c < C_; ++c)
@@ -172,17 +186,18 @@ private:
 
   int64_t N_, C_, H_, W_, OC_, OH_, OW_, PH_, PW_;
   int64_t TH_, TW_, T_, vStride_, mStride_;
-  size_t uSize_; ///< floats per packed U_p
-  Tensor U_, b_;
+  size_t uSize_ = 0; ///< floats per packed U_p
+  Tensor weight_, U_, b_;
+  TensorDataPtr mapped_;
 };
 
 } // namespace
 
 std::unique_ptr<OpKernel> makeWinograd43(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OC,
                                          int64_t OH, int64_t OW, int64_t PH, int64_t PW,
-                                         const Tensor &weight, Tensor bias) {
-  return std::make_unique<Winograd43Kernel>(N, C, H, W, OC, OH, OW, PH, PW,
-                                            weight.data<float>(), std::move(bias));
+                                         Tensor weight, Tensor bias, TensorDataPtr mapped) {
+  return std::make_unique<Winograd43Kernel>(N, C, H, W, OC, OH, OW, PH, PW, std::move(weight),
+                                            std::move(bias), std::move(mapped));
 }
 
 } // namespace kc::rt
