@@ -12,8 +12,10 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <new>
 #include <optional>
 #include <omp.h>
+#include <unistd.h>
 
 extern "C" void openblas_set_num_threads(int);
 
@@ -70,6 +72,7 @@ struct CompiledModel::Impl {
 
   llvm::Error build(const Module &m);
   llvm::Error plan();
+  llvm::Error checkMemory() const;
   unsigned root(unsigned v) const {
     while (values[v].kind == Value::Alias)
       v = values[v].aliasOf;
@@ -335,8 +338,15 @@ llvm::Error CompiledModel::Impl::plan() {
       arenaBytes = std::max(arenaBytes, offset + size);
     }
   }
-  arena = alignedAlloc(arenaBytes);
-  workspace = alignedAlloc(workspaceBytes);
+  if (auto e = checkMemory())
+    return e;
+  try {
+    arena = alignedAlloc(arenaBytes);
+    workspace = alignedAlloc(workspaceBytes);
+  } catch (const std::bad_alloc &) {
+    return error("cannot allocate " + llvm::Twine(arenaBytes + workspaceBytes) +
+                 " bytes of activation memory");
+  }
   bound.resize(values.size());
   for (size_t v = 0; v < values.size(); ++v) {
     const Value &val = values[v];
@@ -347,6 +357,39 @@ llvm::Error CompiledModel::Impl::plan() {
   }
   stepMs.assign(steps.size(), 0.0);
   return llvm::Error::success();
+}
+
+/// Refuses a plan that needs more than opts.maxMemoryBytes (by default the
+/// machine's physical memory), naming the step whose buffer is largest.
+llvm::Error CompiledModel::Impl::checkMemory() const {
+  size_t limit = opts.maxMemoryBytes;
+  if (limit == 0) {
+    long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    limit = pages > 0 && page > 0 ? size_t(pages) * size_t(page) : SIZE_MAX;
+  }
+  if (arenaBytes <= limit && workspaceBytes <= limit - arenaBytes)
+    return llvm::Error::success();
+  // The step defining the largest value, or needing the most scratch.
+  size_t largest = 0;
+  const Step *culprit = nullptr;
+  for (const Value &v : values)
+    if (v.kind == Value::Arena && v.defStep >= 0 && v.bytes > largest)
+      largest = v.bytes, culprit = &steps[size_t(v.defStep)];
+  for (const Step &st : steps)
+    if (st.kernel->workspaceBytes() > largest)
+      largest = st.kernel->workspaceBytes(), culprit = &st;
+  auto mib = [](size_t b) { return std::to_string(b >> 20) + " MiB"; };
+  std::string where;
+  if (culprit) {
+    where = "; the largest buffer, " + mib(largest) + ", is " + culprit->op;
+    if (!culprit->name.empty())
+      where += " '" + culprit->name + "'";
+    if (culprit->loc.valid())
+      where += " (line " + std::to_string(culprit->loc.line) + ")";
+  }
+  return error("the model needs " + mib(arenaBytes + workspaceBytes) +
+               " of activation memory, more than the limit of " + mib(limit) + where +
+               "; kc-run --max-memory=MiB sets the limit");
 }
 
 CompiledModel::CompiledModel() : impl_(std::make_unique<Impl>()) {}

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <random>
 
 using namespace kc;
@@ -62,6 +63,9 @@ static cl::opt<bool> profileOps("profile", cl::desc("Print a per-op time table")
 static cl::opt<bool> checkNan("check-nan", cl::desc("Fail if an op produces NaN"), cl::cat(runCat));
 static cl::opt<unsigned> seed("seed", cl::desc("Seed of the random inputs"), cl::init(0),
                               cl::cat(runCat));
+static cl::opt<unsigned> maxMemoryMiB(
+    "max-memory", cl::desc("Most activation memory a model may plan, in MiB (default: all RAM)"),
+    cl::value_desc("MiB"), cl::init(0), cl::cat(runCat));
 static cl::opt<bool> quiet("q", cl::desc("Print only errors and the bench line"), cl::cat(runCat));
 
 static int fail(const llvm::Twine &msg) {
@@ -152,7 +156,7 @@ static bool compare(const rt::Tensor &got, const NpyArray &want, double &maxAbs,
   return ok;
 }
 
-int main(int argc, char **argv) {
+static int runTool(int argc, char **argv) {
   cl::HideUnrelatedOptions(runCat);
   cl::ParseCommandLineOptions(argc, argv,
                               "kc-run: execute a PNNX model with kc's interpreter\n\n"
@@ -199,6 +203,7 @@ int main(int argc, char **argv) {
   copts.numThreads = threads;
   copts.profile = profileOps;
   copts.checkNan = checkNan;
+  copts.maxMemoryBytes = size_t(maxMemoryMiB) << 20;
   auto cm = rt::CompiledModel::compile(**m, copts);
   if (!cm)
     return fail(modelPath + ": error: " + llvm::toString(cm.takeError()));
@@ -330,4 +335,15 @@ int main(int argc, char **argv) {
     os << llvm::format("%-61s %10.3f\n", static_cast<const char *>("total"), total / runs);
   }
   return status;
+}
+
+int main(int argc, char **argv) {
+  // Plans are checked against the memory limit; this catches what is not
+  // planned (inputs, outputs, weights) when the machine runs out.
+  try {
+    return runTool(argc, argv);
+  } catch (const std::bad_alloc &) {
+    llvm::errs() << "kc-run: error: out of memory\n";
+    return 1;
+  }
 }

@@ -32,6 +32,10 @@ struct CompileOptions {
   bool checkNan = false;
   /// Let convolutions and linear layers apply a following activation.
   bool fuseActivations = true;
+  /// Most bytes the activation arena plus kernel scratch may take; 0 means
+  /// the machine's physical memory. A model over it fails to compile with an
+  /// error naming its largest buffer, instead of failing to allocate.
+  size_t maxMemoryBytes = 0;
 };
 
 struct TensorSpec {
