@@ -1202,57 +1202,111 @@ TEST_CASE("kernel: nn.ConvTranspose2d stride 2 padding 1 output_padding 1") {
   }
 }
 
-TEST_CASE("kernel: nn.Linear on a 3-d input") {
-  std::mt19937 rng(1818);
-  const Dims in{2, 4, 5}, out{2, 4, 3};
-  auto x = uniform(rng, count(in)), w = uniform(rng, 15), b = uniform(rng, 3);
+namespace {
+/// Runs nn.Linear (in -> out features, with bias) on `inShape` and checks
+/// it against a direct sum.
+void checkLinear(const Dims &inShape, int64_t outFeatures, std::mt19937 &rng,
+                 const std::string &what) {
+  CAPTURE(what);
+  int64_t inFeatures = inShape.back(), rows = count(inShape) / inFeatures;
+  Dims outShape = inShape;
+  outShape.back() = outFeatures;
+  auto x = uniform(rng, count(inShape)), w = uniform(rng, outFeatures * inFeatures),
+       b = uniform(rng, outFeatures);
   std::vector<double> ref;
-  for (int64_t r = 0; r < 8; ++r)
-    for (int64_t o = 0; o < 3; ++o) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < outFeatures; ++o) {
       double acc = b[size_t(o)];
-      for (int64_t i = 0; i < 5; ++i)
-        acc += double(x[size_t(r * 5 + i)]) * double(w[size_t(o * 5 + i)]);
+      for (int64_t i = 0; i < inFeatures; ++i)
+        acc += double(x[size_t(r * inFeatures + i)]) * double(w[size_t(o * inFeatures + i)]);
       ref.push_back(acc);
     }
-  ModulePtr m = weightedOp("nn.Linear", in,
-                           {{"in_features", i64(5)}, {"out_features", i64(3)}, {"bias", flag(true)}},
-                           {{"weight", {3, 5}, w}, {"bias", {3}, b}}, out);
-  expectClose(runModule(*m, {tensorOf(in, x)})[0], out, ref, "Linear");
+  ModulePtr m = weightedOp(
+      "nn.Linear", inShape,
+      {{"in_features", i64(inFeatures)}, {"out_features", i64(outFeatures)}, {"bias", flag(true)}},
+      {{"weight", {outFeatures, inFeatures}, w}, {"bias", {outFeatures}, b}}, outShape);
+  expectClose(runModule(*m, {tensorOf(inShape, x)})[0], outShape, ref, what);
+}
+} // namespace
+
+TEST_CASE("kernel: nn.Linear on a 3-d input") {
+  std::mt19937 rng(1818);
+  checkLinear({2, 4, 5}, 3, rng, "8 rows, 5 -> 3 (one GEMM)");
 }
 
-TEST_CASE("kernel: nn.LeakyReLU after nn.Conv2d, fused and not fused") {
+TEST_CASE("kernel: nn.Linear with few rows (matrix-vector products)") {
+  // Up to 4 rows run as one matrix-vector product per row; a weight of
+  // 250 x 300 is split over the threads by output rows.
   std::mt19937 rng(1819);
-  // conv -> LeakyReLU(0.2): the interpreter folds the activation into the
-  // convolution's epilogue; with fusion off it runs separately.
-  ConvSpec s{1, 3, 5, 5, 4, 3, 1, 1, 1, 1, true};
-  Dims in{1, 3, 5, 5}, out{1, 4, 5, 5}, ws{4, 3, 3, 3};
-  auto x = uniform(rng, count(in)), w = uniform(rng, count(ws)), b = uniform(rng, 4);
+  checkLinear({1, 300}, 250, rng, "1 row, 300 -> 250");
+  checkLinear({2, 2, 300}, 251, rng, "4 rows, 300 -> 251");
+  checkLinear({5, 300}, 250, rng, "5 rows, 300 -> 250 (one GEMM)");
+  checkLinear({1, 7}, 3, rng, "1 row, 7 -> 3 (one thread)");
+}
+
+namespace {
+/// Builds conv -> activation and checks it with the activation folded into
+/// the convolution's epilogue and, with fusion off, run separately.
+void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAttrs,
+                         const std::function<double(double)> &refAct, std::mt19937 &rng,
+                         const std::string &what) {
+  CAPTURE(what);
+  int64_t OH = (s.H + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
+  int64_t OW = (s.W + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
+  Dims in{s.N, s.C, s.H, s.W}, out{s.N, s.OC, OH, OW}, ws{s.OC, s.C / s.groups, s.K, s.K};
+  auto x = uniform(rng, count(in)), w = uniform(rng, count(ws)), b = uniform(rng, s.OC);
   auto conv = weightedOp("nn.Conv2d", in,
-                         {{"in_channels", i64(3)},
-                          {"out_channels", i64(4)},
-                          {"kernel_size", ints({3, 3})},
-                          {"stride", ints({1, 1})},
-                          {"padding", ints({1, 1})},
-                          {"dilation", ints({1, 1})},
-                          {"groups", i64(1)},
+                         {{"in_channels", i64(s.C)},
+                          {"out_channels", i64(s.OC)},
+                          {"kernel_size", ints({s.K, s.K})},
+                          {"stride", ints({s.stride, s.stride})},
+                          {"padding", ints({s.pad, s.pad})},
+                          {"dilation", ints({s.dil, s.dil})},
+                          {"groups", i64(s.groups)},
                           {"bias", flag(true)}},
-                         {{"weight", ws, w}, {"bias", {4}, b}}, out);
+                         {{"weight", ws, w}, {"bias", {s.OC}, b}}, out);
   Call c0(llvm::cast<CallNode>(conv->main()->body().get()));
-  Call act = call("nn.LeakyReLU", {Expr(c0)}, {{"negative_slope", AttrValue::real(0.2)}});
-  act->setType(tensorType(DType::F32, out));
+  Call a = call(act, {Expr(c0)}, std::move(actAttrs));
+  a->setType(tensorType(DType::F32, out));
   auto m = std::make_shared<Module>();
-  m->add(make<const FunctionNode>("main", conv->main()->params(), Expr(act),
+  m->add(make<const FunctionNode>("main", conv->main()->params(), Expr(a),
                                   tensorType(DType::F32, out), false));
   inferOrFail(*m);
-  auto ref = convRef(s, x, w, b, 5, 5);
+  auto ref = convRef(s, x, w, b, OH, OW);
   for (double &v : ref)
-    v = v > 0 ? v : 0.2 * v;
+    v = refAct(v);
   for (bool fuse : {true, false}) {
     rt::CompileOptions opts;
     opts.fuseActivations = fuse;
     expectClose(runModule(*m, {tensorOf(in, x)}, opts)[0], out, ref,
-                fuse ? "conv+leaky fused" : "conv, leaky separate");
+                what + (fuse ? " (fused)" : " (separate)"));
   }
+}
+} // namespace
+
+TEST_CASE("kernel: nn.LeakyReLU after nn.Conv2d, fused and not fused") {
+  std::mt19937 rng(1819);
+  checkConvActivation({1, 3, 5, 5, 4, 3, 1, 1, 1, 1, true}, "nn.LeakyReLU",
+                      {{"negative_slope", AttrValue::real(0.2)}},
+                      [](double v) { return v > 0 ? v : 0.2 * v; }, rng, "3x3 conv -> LeakyReLU");
+}
+
+TEST_CASE("kernel: 1x1 nn.Conv2d on the strip kernel, with fused activations") {
+  // Pointwise layers run on kc's 6x16 kernel, bias and clamps applied in
+  // registers, other activations over each stored tile. 20 output channels
+  // are three strips of 6 and one of 2; 13x13 = 169 columns are two blocks
+  // of 64, then two tiles of 16 and a tail of 9. 64 input channels make
+  // outputs of magnitude ~3, so ReLU6's upper clamp is reached.
+  std::mt19937 rng(1820);
+  ConvSpec s{2, 64, 13, 13, 20, 1, 1, 0, 1, 1, true};
+  checkConv(s, rng, "1x1 64->20 on 13x13, batch 2");
+  checkConv({1, 7, 8, 8, 6, 1, 1, 0, 1, 1, false}, rng, "1x1 7->6 on 8x8, no bias");
+  checkConvActivation(s, "nn.ReLU6", {}, [](double v) { return std::min(std::max(v, 0.0), 6.0); },
+                      rng, "1x1 -> ReLU6");
+  checkConvActivation(s, "nn.ReLU", {}, [](double v) { return std::max(v, 0.0); }, rng,
+                      "1x1 -> ReLU");
+  checkConvActivation(s, "nn.LeakyReLU", {{"negative_slope", AttrValue::real(0.1)}},
+                      [](double v) { return v > 0 ? v : 0.1 * v; }, rng, "1x1 -> LeakyReLU");
 }
 
 TEST_CASE("kernel: nn.SiLU and nn.Sigmoid over the whole float range, alone and fused") {

@@ -7,6 +7,7 @@
 #include "KernelUtils.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 namespace kc::rt {
 namespace {
@@ -19,8 +20,11 @@ public:
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     float *y = out[0]->data<float>();
-    sgemm(false, true, int(rows_), int(out_), int(in_), 1.f,
-                in[0]->data<float>(), int(in_), w_.data<float>(), int(in_), 0.f, y, int(out_));
+    const float *x = in[0]->data<float>();
+    if (rows_ <= kGemvRows)
+      gemv(x, y);
+    else
+      sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w_.data<float>(), in_, 0.f, y, out_);
     const float *b = b_.defined() && b_.numel() ? b_.data<float>() : nullptr;
     if (!b && act_ == Act::None)
       return;
@@ -32,6 +36,25 @@ public:
   }
 
 private:
+  /// Up to this many rows, one matrix-vector product per row: sgemm would
+  /// pack the whole weight on every call (mobilenet_v2's 1280x1000
+  /// classifier 0.65 ms as sgemm).
+  static constexpr int64_t kGemvRows = 4;
+
+  /// y[r] = W x[r] for each row, the weight's rows split over the threads.
+  void gemv(const float *x, float *y) const {
+    int threads = omp_in_parallel() || out_ * in_ < 65536 ? 1 : omp_get_max_threads();
+    int64_t chunk = (out_ + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static, 1) if (threads > 1)
+    for (int t = 0; t < threads; ++t) {
+      int64_t lo = t * chunk, hi = std::min(out_, lo + chunk);
+      for (int64_t r = 0; r < rows_ && lo < hi; ++r)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, int(hi - lo), int(in_), 1.f,
+                    w_.data<float>() + lo * in_, int(in_), x + r * in_, 1, 0.f,
+                    y + r * out_ + lo, 1);
+    }
+  }
+
   int64_t rows_, in_, out_;
   Tensor w_, b_;
 };
