@@ -1148,15 +1148,21 @@ TEST_CASE("kernel: nn.Conv2d deep layers on the packed-weight kernel") {
   checkConv(ConvSpec{1, 300, 7, 7, 17, 1, 1, 0, 1, 1, true}, rng, "1x1 300->17 on 7x7");
 }
 
-TEST_CASE("kernel: nn.ConvTranspose2d stride 2 padding 1 output_padding 1") {
+TEST_CASE("kernel: nn.ConvTranspose2d strided, padded, dilated, grouped") {
   std::mt19937 rng(1717);
   struct Spec {
     int64_t N, C, H, W, OC, K, s, p, op, d, G;
     bool bias;
   };
+  // The scatter clips each kernel column's input range to the output
+  // once: stride 3 with dilation 2 and padding 2 cuts both ends, stride 1
+  // takes the generic path.
   for (Spec sp : {Spec{2, 4, 3, 5, 6, 3, 2, 1, 1, 1, 1, true},
-                  Spec{1, 4, 4, 3, 6, 3, 2, 1, 1, 1, 2, false}}) {
-    std::string what = "ConvTranspose2d groups " + std::to_string(sp.G);
+                  Spec{1, 4, 4, 3, 6, 3, 2, 1, 1, 1, 2, false},
+                  Spec{1, 3, 4, 5, 2, 3, 3, 2, 0, 2, 1, true},
+                  Spec{1, 2, 4, 4, 3, 2, 1, 1, 0, 1, 1, true}}) {
+    std::string what = "ConvTranspose2d groups " + std::to_string(sp.G) + " stride " +
+                       std::to_string(sp.s) + " dilation " + std::to_string(sp.d);
     CAPTURE(what);
     int64_t OH = (sp.H - 1) * sp.s - 2 * sp.p + sp.d * (sp.K - 1) + sp.op + 1;
     int64_t OW = (sp.W - 1) * sp.s - 2 * sp.p + sp.d * (sp.K - 1) + sp.op + 1;
@@ -1307,6 +1313,29 @@ TEST_CASE("kernel: 1x1 nn.Conv2d on the strip kernel, with fused activations") {
                       "1x1 -> ReLU");
   checkConvActivation(s, "nn.LeakyReLU", {{"negative_slope", AttrValue::real(0.1)}},
                       [](double v) { return v > 0 ? v : 0.1 * v; }, rng, "1x1 -> LeakyReLU");
+}
+
+TEST_CASE("kernel: nn.Conv2d on the strip kernel, patches gathered per block") {
+  // Convolutions with at least 8 output channels per group gather their
+  // patches 64 output positions at a time, runs of a block crossing output
+  // rows; the activation is applied in registers before the store.
+  std::mt19937 rng(1821);
+  // 11x13 outputs: blocks of 64, 64 and 15 columns, none aligned to a row.
+  ConvSpec plain{2, 6, 11, 13, 10, 3, 1, 1, 1, 1, true};
+  checkConv(plain, rng, "3x3 pad 1, 6->10 on 11x13, batch 2");
+  checkConv({1, 4, 15, 17, 16, 3, 2, 1, 2, 2, false}, rng,
+            "3x3 stride 2 dilation 2 groups 2 (8 per group)");
+  checkConv({1, 3, 20, 30, 9, 5, 3, 2, 1, 1, true}, rng, "5x5 stride 3 pad 2");
+  checkConv({1, 2, 3, 40, 8, 7, 1, 5, 1, 1, true}, rng, "7x7 pad 5 wider than the input rows");
+  auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  checkConvActivation(plain, "nn.SiLU", {}, silu, rng, "3x3 -> SiLU");
+  checkConvActivation({1, 16, 9, 9, 12, 1, 1, 0, 1, 1, true}, "nn.SiLU", {}, silu, rng,
+                      "1x1 -> SiLU");
+  checkConvActivation(plain, "nn.Hardswish", {},
+                      [](double v) { return v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; },
+                      rng, "3x3 -> Hardswish");
+  checkConvActivation(plain, "nn.Sigmoid", {}, [](double v) { return 1.0 / (1.0 + std::exp(-v)); },
+                      rng, "3x3 -> Sigmoid");
 }
 
 TEST_CASE("kernel: nn.SiLU and nn.Sigmoid over the whole float range, alone and fused") {

@@ -17,6 +17,8 @@
 #include "StripGemm.h"
 #include "Winograd.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <cstdlib>
 
 #include <cblas.h>
@@ -74,14 +76,64 @@ llvm::Expected<ConvGeometry> geometry(const CallNode &c, bool transposed) {
   return g;
 }
 
-/// row[i] = in[i*stride + off] for i in [lo, hi); a compile-time stride
-/// (S > 0) lets the compiler vectorize the common stride-2 case.
-template <int S>
-void gatherStrided(float *row, const float *in, int64_t off, int64_t lo, int64_t hi,
-                   int64_t stride) {
+/// out[i] = in[i*stride] for i in [0, n); a compile-time stride (S > 0)
+/// lets the compiler vectorize the common stride-2 case.
+template <int S> void gatherStrided(float *out, const float *in, int64_t n, int64_t stride) {
   int64_t st = S > 0 ? S : stride;
-  for (int64_t i = lo; i < hi; ++i)
-    row[i] = in[i * st + off];
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = in[i * st];
+}
+
+/// Gathers, for input channels [c0, c1) of one group's input, the patch
+/// values of output positions [n0, n0 + cols) (row-major over OH×OW): row
+/// (c·KH + kh)·KW + kw of `col`, `ld` floats apart, holds the input value
+/// each position's kernel tap (kh, kw) reads, zero in the padding.
+void gatherPatches(const float *in, float *col, int64_t ld, int64_t c0, int64_t c1,
+                   const ConvGeometry &g, int64_t n0, int64_t cols) {
+  // The positions as runs within one output row: (oh, ow0, ow1, first column).
+  struct Run {
+    int64_t oh, ow0, ow1, j0;
+  };
+  llvm::SmallVector<Run, 8> runs;
+  for (int64_t p = n0; p < n0 + cols;) {
+    int64_t oh = p / g.OW, ow0 = p % g.OW, ow1 = std::min(g.OW, ow0 + (n0 + cols - p));
+    runs.push_back({oh, ow0, ow1, p - n0});
+    p += ow1 - ow0;
+  }
+  for (int64_t c = c0; c < c1; ++c)
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      const float *src = in + c * g.H * g.W;
+      for (int64_t kw = 0; kw < g.KW; ++kw) {
+        float *dst = col + ((c * g.KH + kh) * g.KW + kw) * ld;
+        // Valid ow: 0 <= ow*SW + off < W; zeros on either side.
+        int64_t off = kw * g.DW - g.PW;
+        int64_t lo = std::min(g.OW, off >= 0 ? 0 : (-off + g.SW - 1) / g.SW);
+        int64_t hi = off >= g.W ? lo : std::clamp((g.W - 1 - off) / g.SW + 1, lo, g.OW);
+        for (const Run &r : runs) {
+          float *row = dst + r.j0; // row[i] is output column ow0 + i
+          int64_t n = r.ow1 - r.ow0;
+          int64_t ih = r.oh * g.SH - g.PH + kh * g.DH;
+          if (ih < 0 || ih >= g.H) {
+            std::fill(row, row + n, 0.f);
+            continue;
+          }
+          // Columns [a, b) read the input; the rest are padding.
+          int64_t a = std::clamp(lo, r.ow0, r.ow1), b = std::clamp(hi, a, r.ow1);
+          float *out = row + (a - r.ow0);
+          std::fill(row, out, 0.f);
+          if (b > a) {
+            const float *srow = src + ih * g.W + a * g.SW + off;
+            if (g.SW == 1)
+              std::memcpy(out, srow, sizeof(float) * size_t(b - a));
+            else if (g.SW == 2)
+              gatherStrided<2>(out, srow, b - a, 2);
+            else
+              gatherStrided<0>(out, srow, b - a, g.SW);
+          }
+          std::fill(out + (b - a), row + n, 0.f);
+        }
+      }
+    }
 }
 
 /// Gathers the patches of output rows [oh0, oh1) of one group's input into
@@ -89,35 +141,9 @@ void gatherStrided(float *row, const float *in, int64_t off, int64_t lo, int64_t
 void im2col(const float *in, float *col, int64_t Cg, const ConvGeometry &g, int64_t oh0,
             int64_t oh1, bool parallel) {
   int64_t cols = (oh1 - oh0) * g.OW;
-#pragma omp parallel for collapse(2) if (parallel && Cg * g.KH * g.KW * cols > 32768)
+#pragma omp parallel for if (parallel && Cg * g.KH * g.KW * cols > 32768)
   for (int64_t c = 0; c < Cg; ++c)
-    for (int64_t kh = 0; kh < g.KH; ++kh) {
-      const float *src = in + c * g.H * g.W;
-      for (int64_t kw = 0; kw < g.KW; ++kw) {
-        float *dst = col + ((c * g.KH + kh) * g.KW + kw) * cols;
-        for (int64_t oh = oh0; oh < oh1; ++oh) {
-          int64_t ih = oh * g.SH - g.PH + kh * g.DH;
-          float *row = dst + (oh - oh0) * g.OW;
-          if (ih < 0 || ih >= g.H) {
-            std::memset(row, 0, sizeof(float) * g.OW);
-            continue;
-          }
-          const float *srow = src + ih * g.W;
-          // Valid ow: 0 <= ow*SW + off < W; zeros on either side.
-          int64_t off = kw * g.DW - g.PW;
-          int64_t lo = std::min(g.OW, off >= 0 ? 0 : (-off + g.SW - 1) / g.SW);
-          int64_t hi = off >= g.W ? lo : std::clamp((g.W - 1 - off) / g.SW + 1, lo, g.OW);
-          std::fill(row, row + lo, 0.f);
-          if (g.SW == 1)
-            std::memcpy(row + lo, srow + lo + off, sizeof(float) * (hi - lo));
-          else if (g.SW == 2)
-            gatherStrided<2>(row, srow, off, lo, hi, 2);
-          else
-            gatherStrided<0>(row, srow, off, lo, hi, g.SW);
-          std::fill(row + hi, row + g.OW, 0.f);
-        }
-      }
-    }
+    gatherPatches(in, col, cols, c, c + 1, g, oh0 * g.OW, cols);
 }
 
 class Conv2dKernel final : public FusableKernel {
@@ -144,17 +170,19 @@ public:
     // packing happens on the first run, not at load, which it would slow by
     // ~20 ms on resnet18.
     pack_ = !depthwise_ && K_ > 256 && g.OH * g.OW <= 256;
-    // Other pointwise layers run on the strip kernel, which reads the input
-    // as it lies and writes each output once with bias and activation
-    // applied: mobilenet_v2 10.8 to 10.4 ms at 1 thread and 8.8 to 7.6 ms at
-    // 2, yolo_small 3.09 to 2.68 ms at 2. Below 8 output channels its
-    // strips of 6 rows are mostly padding, and OpenBLAS does better; on
-    // im2col layers it gained nothing (resnet18 28.8 to 29.7 ms at 1 thread).
-    strips_ = pointwise_ && !pack_ && OCg_ >= 8;
+    // Other layers run on the strip kernel: it reads a pointwise layer's
+    // input as it lies and gathers other layers' patches block by block
+    // (no im2col matrix), and writes each output once with bias and
+    // activation applied in registers. Against OpenBLAS: mobilenet_v2 10.8
+    // to 10.4 ms at 1 thread and 8.8 to 7.6 ms at 2; resnet18's 7x7 stem
+    // 3.52 to 3.09 ms; unet_small 2.5 to 2.25 ms at 2 threads. Below 8
+    // output channels its strips of 6 rows are mostly padding, and OpenBLAS
+    // does better (unet_small's 16->2 head 0.010 against 0.016 ms).
+    strips_ = !depthwise_ && !pack_ && OCg_ >= 8;
   }
 
   size_t workspaceBytes() const override {
-    if (pointwise_ || depthwise_)
+    if (pointwise_ || depthwise_ || strips_)
       return 0;
     size_t whole = size_t(K_ * g_.OH * g_.OW);
     size_t perThread = size_t(K_ * blockRows_ * g_.OW) * size_t(threads_);
@@ -177,15 +205,19 @@ public:
         float *yg = y + (n * g_.OC + grp * OCg_) * HW;
         const float *bg = bias ? bias + grp * OCg_ : nullptr;
         if (strips_) {
-          const float *B = xg;
-          if (!pointwise_) {
-            im2col(xg, ws, Cg_, g_, 0, g_.OH, true);
-            B = ws;
-          }
           if (!packed_.defined())
             packWeights();
-          gemmStrips(packed_.data<float>() + grp * stripPackedSize(OCg_, K_), OCg_, K_, B, HW, HW,
-                     yg, HW, bg, act_, slope_, threads > 1);
+          const float *A = packed_.data<float>() + grp * stripPackedSize(OCg_, K_);
+          if (pointwise_) {
+            gemmStrips(A, OCg_, K_, xg, HW, HW, yg, HW, bg, act_, slope_, threads > 1);
+          } else {
+            // Patches are gathered block by block, straight into the
+            // kernel's buffer: no im2col matrix is written out.
+            auto patches = [&](int64_t n0, int64_t cols, float *block) {
+              gatherPatches(xg, block, kStripBlockLd, 0, Cg_, g_, n0, cols);
+            };
+            gemmStrips(A, OCg_, K_, HW, patches, yg, HW, bg, act_, slope_, threads > 1);
+          }
           continue;
         }
         // With several threads, blocks of rows (one per task) beat one
@@ -383,7 +415,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &c, const Kern
   const char *algo = std::getenv("KC_CONV_ALGO");
   bool winograd = !(algo && std::string(algo) == "im2col") && g->KH == 3 && g->KW == 3 &&
                   g->SH == 1 && g->SW == 1 && g->DH == 1 && g->DW == 1 && g->G == 1 &&
-                  g->C >= 32 && g->OC >= 16 && g->OH * g->OW >= 64;
+                  g->C >= (std::getenv("KC_WC") ? std::atoi(std::getenv("KC_WC")) : 32) && g->OC >= 16 && g->OH * g->OW >= 64;
   if (winograd) {
     return makeWinograd43(g->N, g->C, g->H, g->W, g->OC, g->OH, g->OW, g->PH, g->PW,
                           std::move(*w), std::move(*b), c.weight("weight")->data());
@@ -426,15 +458,23 @@ public:
             for (int64_t kw = 0; kw < g.KW; ++kw) {
               const float *src = col + ((oc * g.KH + kh) * g.KW + kw) * HWin;
               float *dst = yg + oc * HW;
+              // Input columns whose output column ow = iw*SW + off lies in
+              // [0, OW), so the inner loop runs without bounds checks.
+              int64_t off = kw * g.DW - g.PW;
+              int64_t lo = off >= 0 ? 0 : (-off + g.SW - 1) / g.SW;
+              int64_t hi = off >= g.OW ? lo : std::clamp((g.OW - 1 - off) / g.SW + 1, lo, g.W);
               for (int64_t ih = 0; ih < g.H; ++ih) {
                 int64_t oh = ih * g.SH - g.PH + kh * g.DH;
                 if (oh < 0 || oh >= g.OH)
                   continue;
-                for (int64_t iw = 0; iw < g.W; ++iw) {
-                  int64_t ow = iw * g.SW - g.PW + kw * g.DW;
-                  if (ow >= 0 && ow < g.OW)
-                    dst[oh * g.OW + ow] += src[ih * g.W + iw];
-                }
+                float *drow = dst + oh * g.OW + off + lo * g.SW;
+                const float *srow = src + ih * g.W + lo;
+                if (g.SW == 2)
+                  for (int64_t j = 0; j < hi - lo; ++j)
+                    drow[2 * j] += srow[j];
+                else
+                  for (int64_t j = 0; j < hi - lo; ++j)
+                    drow[j * g.SW] += srow[j];
               }
             }
         const float *bias = b_.defined() && b_.numel() ? b_.data<float>() + grp * OCg_ : nullptr;

@@ -1,5 +1,6 @@
 //===- KernelUtils.cpp - Shared helpers of the kernel files ---------------===//
 #include "KernelUtils.h"
+#include "VecMath.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -31,6 +32,34 @@ void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alph
       call(M, hi - lo, A, transB ? B + lo * ldb : B + lo, C + lo);
     else
       call(hi - lo, N, transA ? A + lo : A + lo * lda, B, C + lo * ldc);
+  }
+}
+
+namespace {
+template <Act A> void biasActivationRowT(float *p, int64_t n, float bias, float slope) {
+  int64_t j = 0;
+#ifdef KC_HAVE_VEC8
+  const __m256 b = _mm256_set1_ps(bias);
+  for (; j + 8 <= n; j += 8)
+    _mm256_storeu_ps(p + j, act8(A, _mm256_add_ps(_mm256_loadu_ps(p + j), b), slope));
+#endif
+  for (; j < n; ++j)
+    p[j] = applyAct(A, p[j] + bias, slope);
+}
+} // namespace
+
+void biasActivationRow(float *p, int64_t n, float bias, Act act, float slope) {
+  switch (act) {
+  case Act::None:
+    if (bias != 0.f)
+      biasActivationRowT<Act::None>(p, n, bias, slope);
+    return;
+  case Act::Relu: return biasActivationRowT<Act::Relu>(p, n, bias, slope);
+  case Act::Relu6: return biasActivationRowT<Act::Relu6>(p, n, bias, slope);
+  case Act::Silu: return biasActivationRowT<Act::Silu>(p, n, bias, slope);
+  case Act::Sigmoid: return biasActivationRowT<Act::Sigmoid>(p, n, bias, slope);
+  case Act::Hardswish: return biasActivationRowT<Act::Hardswish>(p, n, bias, slope);
+  case Act::LeakyRelu: return biasActivationRowT<Act::LeakyRelu>(p, n, bias, slope);
   }
 }
 

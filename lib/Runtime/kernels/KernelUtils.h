@@ -129,38 +129,9 @@ inline float applyAct(Act a, float x, float slope) {
   return x;
 }
 
-/// Adds `bias` to `n` values and applies `act`, in place.
-inline void biasActivationRow(float *p, int64_t n, float bias, Act act, float slope) {
-  switch (act) {
-  case Act::None:
-    if (bias != 0.f)
-      for (int64_t j = 0; j < n; ++j)
-        p[j] += bias;
-    return;
-  case Act::Relu:
-    for (int64_t j = 0; j < n; ++j)
-      p[j] = std::max(p[j] + bias, 0.f);
-    return;
-  case Act::Relu6:
-    for (int64_t j = 0; j < n; ++j)
-      p[j] = std::min(std::max(p[j] + bias, 0.f), 6.f);
-    return;
-  case Act::Silu:
-    for (int64_t j = 0; j < n; ++j) {
-      float x = p[j] + bias;
-      p[j] = x / (1.f + expApprox(-x));
-    }
-    return;
-  case Act::Sigmoid:
-    for (int64_t j = 0; j < n; ++j)
-      p[j] = 1.f / (1.f + expApprox(-(p[j] + bias)));
-    return;
-  default:
-    for (int64_t j = 0; j < n; ++j)
-      p[j] = applyAct(act, p[j] + bias, slope);
-    return;
-  }
-}
+/// Adds `bias` to `n` values and applies `act`, in place (8 at a time with
+/// AVX2, see VecMath.h).
+void biasActivationRow(float *p, int64_t n, float bias, Act act, float slope);
 
 /// Applies `act` (and a per-row bias) to `rows` × `cols` values in place.
 void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, Act act,

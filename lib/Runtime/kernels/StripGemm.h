@@ -5,14 +5,16 @@
 // vectorizes along N, where both X and the output are contiguous: it writes
 // C directly, row segment by row segment, with bias and activation applied
 // in registers. The weights are packed once into strips of 6 rows; the
-// columns of X are copied a block at a time into a contiguous buffer, which
-// every strip then reads from L1 (rows of X a power of two apart would
-// otherwise share one cache set).
+// columns of X are copied (or, for a convolution, its patches gathered) a
+// block at a time into a small buffer, which every strip then reads from L1
+// (rows of X a power of two apart would otherwise share one cache set).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "KernelUtils.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -33,10 +35,25 @@ inline size_t stripPackedSize(int64_t M, int64_t K) {
 /// strips end there.
 void packStrips(const float *A, int64_t lda, int64_t M, int64_t K, float *out);
 
-/// C[M×N] = act(A·B + bias) with A strip-packed, B row-major (leading
-/// dimension ldb), C row-major (ldc), bias per row (or null). Splits the
-/// columns over the OpenMP threads when `parallel` and not already inside a
-/// parallel region.
+/// Columns of B handed to the kernel at a time.
+constexpr int64_t kStripBlockCols = 64;
+/// Floats between rows of a block of B: 64 used, padded so that rows do not
+/// fall into a few cache sets.
+constexpr int64_t kStripBlockLd = 80;
+
+/// Writes columns [n0, n0 + cols) of B (cols ≤ kStripBlockCols) as K rows
+/// of a block with leading dimension kStripBlockLd. Called from several
+/// threads at once, each with its own block.
+using StripBlockFn = llvm::function_ref<void(int64_t n0, int64_t cols, float *block)>;
+
+/// C[M×N] = act(A·B + bias) with A strip-packed, B produced block by block
+/// by `fill` (a copy of the input, or patches gathered for a convolution),
+/// C row-major (ldc), bias per row (or null). Splits the work over the
+/// OpenMP threads when `parallel` and not already inside a parallel region.
+void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlockFn fill, float *C,
+                int64_t ldc, const float *bias, Act act, float slope, bool parallel);
+
+/// The same with B row-major (leading dimension ldb).
 void gemmStrips(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb, int64_t N,
                 float *C, int64_t ldc, const float *bias, Act act, float slope, bool parallel);
 

@@ -178,9 +178,13 @@ private:
           for (int64_t i = 0; i < rows; ++i) {
             float *dst = y + (oc * OH_ + th * 4 + i) * OW_ + tw * 4;
             for (int64_t j = 0; j < cols; ++j)
-              dst[j] = applyAct(act_, o[i][j] + b, slope_);
+              dst[j] = o[i][j];
           }
         }
+        // Bias and activation over whole output rows (vectorized), while
+        // this band of rows is in cache.
+        for (int64_t i = th * 4; i < std::min(OH_, th * 4 + 4); ++i)
+          biasActivationRow(y + (oc * OH_ + i) * OW_, OW_, b, act_, slope_);
       }
   }
 

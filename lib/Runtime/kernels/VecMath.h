@@ -1,0 +1,60 @@
+//===- VecMath.h - Activations on 8 floats at a time ------------*- C++ -*-===//
+//
+// AVX2 forms of the activations a kernel applies in its epilogue, so that
+// SiLU and sigmoid cost a few instructions per 8 values instead of a scalar
+// exp per value (yolo_small's SiLU took ~0.8 of its 3 ms). exp8 is the same
+// Cody-Waite reduction and Cephes polynomial as expApprox, lane by lane.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "KernelUtils.h"
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define KC_HAVE_VEC8 1
+
+namespace kc::rt {
+
+inline __m256 exp8(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.33654f)), _mm256_set1_ps(88.37626f));
+  const __m256 magic = _mm256_set1_ps(12582912.f);
+  __m256 k = _mm256_sub_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), magic), magic);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fmadd_ps(k, _mm256_set1_ps(2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.f)));
+  __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+
+/// act(x) on 8 lanes; the same function as applyAct.
+inline __m256 act8(Act act, __m256 x, float slope) {
+  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.f);
+  switch (act) {
+  case Act::None: return x;
+  case Act::Relu: return _mm256_max_ps(x, zero);
+  case Act::Relu6: return _mm256_min_ps(_mm256_max_ps(x, zero), _mm256_set1_ps(6.f));
+  case Act::Silu:
+    return _mm256_div_ps(x, _mm256_add_ps(one, exp8(_mm256_sub_ps(zero, x))));
+  case Act::Sigmoid: return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(zero, x))));
+  case Act::Hardswish: {
+    __m256 t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(x, _mm256_set1_ps(3.f)), zero),
+                             _mm256_set1_ps(6.f));
+    return _mm256_div_ps(_mm256_mul_ps(x, t), _mm256_set1_ps(6.f));
+  }
+  case Act::LeakyRelu:
+    return _mm256_blendv_ps(_mm256_mul_ps(x, _mm256_set1_ps(slope)), x,
+                            _mm256_cmp_ps(x, zero, _CMP_GT_OQ));
+  }
+  return x;
+}
+
+} // namespace kc::rt
+
+#endif
