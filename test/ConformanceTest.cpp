@@ -19,6 +19,7 @@
 #include "llvm/Support/Path.h"
 
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstring>
@@ -45,9 +46,10 @@ rt::Tensor toTensor(const NpyArray &a) {
   return t;
 }
 
-/// Runs one model; returns the worst |a-b| over all outputs, failing the
-/// test case where the tolerance is exceeded.
-double runModel(const std::string &dir, bool optimize) {
+/// Runs one model on `threads` threads (0: the default); returns the worst
+/// |a-b| over all outputs, failing the test case where the tolerance is
+/// exceeded.
+double runModel(const std::string &dir, bool optimize, int threads = 0) {
   auto m = importPnnx(dir + "/model.pnnx.param", "", ImportOptions{});
   REQUIRE_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
   REQUIRE(!inferTypes(**m));
@@ -57,7 +59,16 @@ double runModel(const std::string &dir, bool optimize) {
     llvm::Error e = pm.run(**m);
     REQUIRE_MESSAGE(!e, llvm::toString(std::move(e)));
   }
-  auto cm = rt::CompiledModel::compile(**m, {});
+  // Kernels pick algorithms by thread count (Winograd's threshold, row
+  // blocks), so one thread is a configuration of its own.
+  rt::CompileOptions opts;
+  opts.numThreads = threads;
+  int saved = omp_get_max_threads();
+  struct Restore {
+    int n;
+    ~Restore() { rt::setNumThreads(n); }
+  } restore{saved};
+  auto cm = rt::CompiledModel::compile(**m, opts);
   REQUIRE_MESSAGE(bool(cm), (cm ? "" : llvm::toString(cm.takeError())));
   std::vector<rt::Tensor> inputs;
   for (const std::string &p : numbered(dir, "in")) {
@@ -93,7 +104,7 @@ double runModel(const std::string &dir, bool optimize) {
 
 } // namespace
 
-TEST_CASE("conformance: every shared model matches PyTorch, with and without -O") {
+TEST_CASE("conformance: every shared model matches PyTorch, with and without -O, on 1 thread") {
   KC_SKIP_UNLESS_DIR(test::modelsDir(), "KC_MODELS_DIR");
   std::error_code ec;
   std::vector<std::string> dirs;
@@ -108,6 +119,8 @@ TEST_CASE("conformance: every shared model matches PyTorch, with and without -O"
     INFO("model " << name);
     double plain = runModel(dir, false);
     double optimized = runModel(dir, true);
-    MESSAGE(name << ": worst |a-b| = " << plain << " (no passes), " << optimized << " (-O)");
+    double oneThread = runModel(dir, true, 1);
+    MESSAGE(name << ": worst |a-b| = " << plain << " (no passes), " << optimized << " (-O), "
+                 << oneThread << " (-O, 1 thread)");
   }
 }

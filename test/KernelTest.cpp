@@ -17,6 +17,7 @@
 #include "kc/Runtime/Interpreter.h"
 
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -1013,7 +1014,7 @@ std::vector<double> convRef(const ConvSpec &s, const std::vector<float> &x,
 /// Builds, runs and checks one nn.Conv2d (optionally followed by an
 /// activation given as text, fused or not by the interpreter).
 void checkConv(const ConvSpec &s, std::mt19937 &rng, const std::string &what,
-               double atol = kAtol, double rtol = kRtol) {
+               double atol = kAtol, double rtol = kRtol, int threads = 0) {
   CAPTURE(what);
   int64_t OH = (s.H + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
   int64_t OW = (s.W + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
@@ -1036,7 +1037,16 @@ void checkConv(const ConvSpec &s, std::mt19937 &rng, const std::string &what,
                             {"padding_mode", AttrValue::string("zeros")}},
                            weights, out);
   auto ref = convRef(s, x, w, b, OH, OW);
-  auto cm = rt::CompiledModel::compile(*m, {});
+  // Kernels choose algorithms by thread count: compile with `threads` and
+  // put the process-wide count back afterwards.
+  int saved = omp_get_max_threads();
+  rt::CompileOptions opts;
+  opts.numThreads = threads;
+  auto cm = rt::CompiledModel::compile(*m, opts);
+  struct Restore {
+    int n;
+    ~Restore() { rt::setNumThreads(n); }
+  } restore{saved};
   if (!cm)
     FAIL("compile error: " << llvm::toString(cm.takeError()));
   // Twice on one compiled model: state kept by a kernel between runs (scratch
@@ -1049,6 +1059,18 @@ void checkConv(const ConvSpec &s, std::mt19937 &rng, const std::string &what,
   }
 }
 } // namespace
+
+TEST_CASE("runtime: no thread count means every core, also after OpenBLAS is set up") {
+  // OpenBLAS's OpenMP build sets OpenMP's thread count to 1 whenever it is
+  // told to run single-threaded; kc must put the default back.
+  int expected = std::getenv("OMP_NUM_THREADS") ? omp_get_max_threads() : omp_get_num_procs();
+  rt::setNumThreads(0);
+  CHECK(omp_get_max_threads() == expected);
+  rt::setNumThreads(1);
+  CHECK(omp_get_max_threads() == 1);
+  rt::setNumThreads(0);
+  CHECK(omp_get_max_threads() == expected);
+}
 
 TEST_CASE("kernel: nn.Conv2d grouped, dilated, strided, padded") {
   std::mt19937 rng(1414);
@@ -1124,6 +1146,12 @@ TEST_CASE("kernel: nn.Conv2d 3x3 with 32 channels (Winograd and im2col)") {
     ConvSpec odd{2, 40, 18, 14, 20, 3, 1, 0, 1, 1, false};
     std::mt19937 rng(1618);
     checkConv(odd, rng, "3x3 40->20 batch 2 on 18x14 (Winograd)", 1e-4, 1e-4);
+  }
+  {
+    // On one thread Winograd starts at 16 input channels.
+    ConvSpec narrow{1, 16, 12, 11, 16, 3, 1, 1, 1, 1, true};
+    std::mt19937 rng(1622);
+    checkConv(narrow, rng, "3x3 16->16 on 12x11, one thread (Winograd)", 1e-4, 1e-4, 1);
   }
   {
     // 1 x 13 tiles: two blocks of 6 and a tail of 1.

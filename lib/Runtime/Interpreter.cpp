@@ -23,11 +23,13 @@ namespace kc::rt {
 
 void setNumThreads(int n) {
   // All parallelism goes through OpenMP (see sgemm in KernelUtils.h):
-  // OpenBLAS itself runs single-threaded, inside kc's threads.
+  // OpenBLAS itself runs single-threaded, inside kc's threads. Its OpenMP
+  // build sets OpenMP's thread count to 1 as a side effect, so the default
+  // (all cores, or OMP_NUM_THREADS) is read before the first such call and
+  // put back whenever no count is given.
+  static const int defaultThreads = omp_get_max_threads();
   openblas_set_num_threads(1);
-  if (n <= 0)
-    return;
-  omp_set_num_threads(n);
+  omp_set_num_threads(n > 0 ? n : defaultThreads);
 }
 
 namespace {
