@@ -1091,6 +1091,10 @@ TEST_CASE("kernel: nn.Conv2d depthwise") {
   checkConv({2, 5, 9, 11, 5, 3, 2, 1, 1, 5, true}, rng, "depthwise 3x3 stride 2 pad 1, W 11");
   checkConv({1, 3, 8, 10, 3, 3, 2, 1, 1, 3, false}, rng, "depthwise 3x3 stride 2 pad 1, W 10");
   checkConv({1, 3, 9, 8, 3, 3, 2, 0, 1, 3, true}, rng, "depthwise 3x3 stride 2 pad 0, W 8");
+  // Wide enough for the 8-output vector path: 19 outputs (two vector steps
+  // and a tail of 3), and 16 outputs whose last step reads the row's end.
+  checkConv({2, 4, 9, 37, 4, 3, 2, 1, 1, 4, true}, rng, "depthwise 3x3 stride 2 pad 1, W 37");
+  checkConv({1, 2, 7, 34, 2, 3, 2, 0, 1, 2, false}, rng, "depthwise 3x3 stride 2 pad 0, W 34");
 }
 
 TEST_CASE("kernel: nn.Conv2d 1x1") {
@@ -1364,6 +1368,22 @@ TEST_CASE("kernel: nn.Conv2d on the strip kernel, patches gathered per block") {
                       rng, "3x3 -> Hardswish");
   checkConvActivation(plain, "nn.Sigmoid", {}, [](double v) { return 1.0 / (1.0 + std::exp(-v)); },
                       rng, "3x3 -> Sigmoid");
+}
+
+TEST_CASE("kernel: depthwise nn.Conv2d with fused activations") {
+  // The 3x3 path clamps in its loop for ReLU/ReLU6 and runs other
+  // activations over each finished row: negative sums must reach SiLU
+  // unclamped.
+  std::mt19937 rng(1516);
+  auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  for (int64_t stride : {1, 2}) {
+    ConvSpec dw{1, 6, 10, 21, 6, 3, stride, 1, 1, 6, true};
+    std::string what = "depthwise 3x3 stride " + std::to_string(stride);
+    checkConvActivation(dw, "nn.SiLU", {}, silu, rng, what + " -> SiLU");
+    checkConvActivation(dw, "nn.ReLU6", {},
+                        [](double v) { return std::min(std::max(v, 0.0), 6.0); }, rng,
+                        what + " -> ReLU6");
+  }
 }
 
 TEST_CASE("kernel: nn.SiLU and nn.Sigmoid over the whole float range, alone and fused") {

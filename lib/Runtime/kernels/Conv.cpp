@@ -15,6 +15,7 @@
 #include "KernelUtils.h"
 #include "PackedGemm.h"
 #include "StripGemm.h"
+#include "VecMath.h"
 #include "Winograd.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -369,11 +370,44 @@ private:
     // ReLU and ReLU6 are clamps applied in the same loop; others after it.
     constexpr float inf = std::numeric_limits<float>::infinity();
     bool clampOnly = act_ == Act::None || act_ == Act::Relu || act_ == Act::Relu6;
-    float lo = act_ == Act::None ? -inf : 0.f, hi = act_ == Act::Relu6 ? 6.f : inf;
+    float lo = act_ == Act::Relu || act_ == Act::Relu6 ? 0.f : -inf;
+    float hi = act_ == Act::Relu6 ? 6.f : inf;
     for (int64_t oh = 0; oh < g_.OH; ++oh) {
       const float *r0 = pad + oh * S * PWt, *r1 = r0 + PWt, *r2 = r1 + PWt;
       float *row = dst + oh * g_.OW;
-      for (int64_t ow = 0; ow < g_.OW; ++ow) {
+      int64_t ow = 0;
+#ifdef KC_HAVE_VEC8
+      if constexpr (S == 2) {
+        // 8 outputs from 17 inputs per row: the even, odd and shifted even
+        // columns split out with shuffles (GCC leaves this loop scalar).
+        const __m256 vb = _mm256_set1_ps(b), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+        const __m256 w[9] = {_mm256_set1_ps(k0), _mm256_set1_ps(k1), _mm256_set1_ps(k2),
+                             _mm256_set1_ps(k3), _mm256_set1_ps(k4), _mm256_set1_ps(k5),
+                             _mm256_set1_ps(k6), _mm256_set1_ps(k7), _mm256_set1_ps(k8)};
+        auto even = [](__m256 a, __m256 c) {
+          __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0));
+          return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
+        };
+        auto odd = [](__m256 a, __m256 c) {
+          __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 1, 3, 1));
+          return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
+        };
+        for (; ow + 8 <= g_.OW && 2 * ow + 18 <= PWt; ow += 8) {
+          __m256 acc = vb;
+          const float *rows[3] = {r0 + 2 * ow, r1 + 2 * ow, r2 + 2 * ow};
+          for (int r = 0; r < 3; ++r) {
+            const float *p = rows[r];
+            __m256 a = _mm256_loadu_ps(p), c = _mm256_loadu_ps(p + 8);
+            __m256 a2 = _mm256_loadu_ps(p + 2), c2 = _mm256_loadu_ps(p + 10);
+            acc = _mm256_fmadd_ps(w[3 * r], even(a, c), acc);
+            acc = _mm256_fmadd_ps(w[3 * r + 1], odd(a, c), acc);
+            acc = _mm256_fmadd_ps(w[3 * r + 2], even(a2, c2), acc);
+          }
+          _mm256_storeu_ps(row + ow, _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi));
+        }
+      }
+#endif
+      for (; ow < g_.OW; ++ow) {
         int64_t i = ow * S;
         float v = b + k0 * r0[i] + k1 * r0[i + 1] + k2 * r0[i + 2] + k3 * r1[i] +
                   k4 * r1[i + 1] + k5 * r1[i + 2] + k6 * r2[i] + k7 * r2[i + 1] + k8 * r2[i + 2];
