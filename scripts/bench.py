@@ -135,7 +135,7 @@ lines = [
     f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
     f"{peak.get(2, 0):.0f} on 2.",
     "",
-    "Made by `bash scripts/bench.sh` (" + " ".join(sys.argv[1:]) + ").",
+    "Made by `" + " ".join(["bash scripts/bench.sh"] + sys.argv[1:]) + "`.",
     "",
     "| model | threads | kc ms | PyTorch ms | ratio | GFLOP | kc GFLOP/s | share of peak | load+compile ms | peak RSS MB |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

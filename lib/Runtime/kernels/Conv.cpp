@@ -309,13 +309,16 @@ private:
     const ConvGeometry &g = g_;
     int64_t HW = g.OH * g.OW;
     int64_t PHt = g.H + 2 * g.PH, PWt = g.W + 2 * g.PW;
+    // One padded plane per thread, with a gap so that two threads never
+    // write one cache line (planes of 9x9 floats are shorter than one).
+    int64_t region = (PHt * PWt + 15) / 16 * 16 + 16;
     int threads = omp_get_max_threads();
-    if (padded_.size() < size_t(threads * PHt * PWt))
-      padded_.assign(size_t(threads * PHt * PWt), 0.f); // first run only
+    if (padded_.size() < size_t(threads * region))
+      padded_.assign(size_t(threads * region), 0.f); // first run only
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t c = 0; c < g.C; ++c) {
-        float *pad = padded_.data() + size_t(omp_get_thread_num()) * PHt * PWt;
+        float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;
         const float *src = x + (n * g.C + c) * g.H * g.W;
         for (int64_t h = 0; h < g.H; ++h)
           std::memcpy(pad + (h + g.PH) * PWt + g.PW, src + h * g.W, sizeof(float) * g.W);
