@@ -1,15 +1,15 @@
 //===- Conv.cpp - Convolution kernels -------------------------------------===//
 //
-// nn.Conv1d/Conv2d as GEMM: a 1×1 stride-1 convolution multiplies the
-// weights with the input as it lies (no im2col) on kc's strip kernel; other
-// convolutions gather patches with im2col into the workspace and run on
-// OpenBLAS, or, for deep layers with few outputs, on kc's panel kernel.
-// Depthwise convolutions run a direct loop and 3x3 stride-1 ones with enough
-// channels go to Winograd. With several threads, large im2col outputs are
-// computed in blocks of rows, one GEMM per block with bias and a fused
-// activation applied while the block is in cache. Weights are read in place
-// from the mapped file (or copied once, when unaligned); packed forms are
-// built on the first run.
+// nn.Conv1d/Conv2d as GEMM. Most layers run on kc's strip kernel
+// (StripGemm.h), which reads a 1×1 layer's input as it lies and gathers
+// other layers' patches a block of output positions at a time; deep layers
+// with few outputs run on the panel kernel (PackedGemm.h); 3x3 stride-1
+// layers with enough channels go to Winograd; depthwise layers run a direct
+// loop. Layers with fewer than 8 output channels per group use im2col and
+// OpenBLAS, in blocks of rows with several threads. Bias and a fused
+// activation are applied while the output is in cache or registers.
+// Weights are read in place from the mapped file (or copied once, when
+// unaligned); packed forms are built on the first run.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelUtils.h"
@@ -250,7 +250,8 @@ public:
   }
 
 private:
-  /// Packs w_ for gemmPackedFewColumns, once, and lets the original go.
+  /// Packs w_ for the panel or the strip kernel, once, and lets the
+  /// original go.
   void packWeights() {
     size_t per = strips_ ? stripPackedSize(OCg_, K_) : packedSize(OCg_, K_);
     packed_ = Tensor::empty(DType::F32, {g_.G, int64_t(per)});

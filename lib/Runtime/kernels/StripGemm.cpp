@@ -13,7 +13,6 @@
 #include <omp.h>
 #include <vector>
 
-
 namespace kc::rt {
 namespace {
 
@@ -115,7 +114,7 @@ void gemmStripsT(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlo
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     // One block of B per thread, grown once and then reused. Columns past
-    // a block's end hold stale finite values; their products are computed
+    // a short block's end hold stale values; their products are computed
     // and never stored.
     thread_local std::vector<float> buffer;
     if (buffer.size() < size_t(K * kStripBlockLd + 16))

@@ -31,8 +31,8 @@ inline size_t stripPackedSize(int64_t M, int64_t K) {
 
 /// Packs row-major A (M×K, leading dimension lda) into strips: strip m/6
 /// holds K groups of 6 floats, one per row; rows past M are zero. `out`
-/// holds stripPackedSize(M, K) floats; M must be a multiple of 6 unless the
-/// strips end there.
+/// holds stripPackedSize(M, K) floats. A weight may be packed a part at a
+/// time, each part but the last a multiple of 6 rows.
 void packStrips(const float *A, int64_t lda, int64_t M, int64_t K, float *out);
 
 /// Columns of B handed to the kernel at a time.
