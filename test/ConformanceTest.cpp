@@ -6,6 +6,7 @@
 // Each model's worst absolute error is printed.
 //
 //===----------------------------------------------------------------------===//
+#include "ScopedThreadCount.h"
 #include "TestPaths.h"
 
 #include "kc/IR/TypeInference.h"
@@ -61,13 +62,9 @@ double runModel(const std::string &dir, bool optimize, int threads = 0) {
   }
   // Kernels pick algorithms by thread count (Winograd's threshold, row
   // blocks), so one thread is a configuration of its own.
+  test::ScopedThreadCount restore;
   rt::CompileOptions opts;
   opts.numThreads = threads;
-  int saved = omp_get_max_threads();
-  struct Restore {
-    int n;
-    ~Restore() { rt::setNumThreads(n); }
-  } restore{saved};
   auto cm = rt::CompiledModel::compile(**m, opts);
   REQUIRE_MESSAGE(bool(cm), (cm ? "" : llvm::toString(cm.takeError())));
   std::vector<rt::Tensor> inputs;

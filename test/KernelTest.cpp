@@ -16,6 +16,8 @@
 #include "kc/IR/TypeInference.h"
 #include "kc/Runtime/Interpreter.h"
 
+#include "ScopedThreadCount.h"
+
 #include <doctest/doctest.h>
 #include <omp.h>
 
@@ -1039,14 +1041,10 @@ void checkConv(const ConvSpec &s, std::mt19937 &rng, const std::string &what,
   auto ref = convRef(s, x, w, b, OH, OW);
   // Kernels choose algorithms by thread count: compile with `threads` and
   // put the process-wide count back afterwards.
-  int saved = omp_get_max_threads();
+  test::ScopedThreadCount restore;
   rt::CompileOptions opts;
   opts.numThreads = threads;
   auto cm = rt::CompiledModel::compile(*m, opts);
-  struct Restore {
-    int n;
-    ~Restore() { rt::setNumThreads(n); }
-  } restore{saved};
   if (!cm)
     FAIL("compile error: " << llvm::toString(cm.takeError()));
   // Twice on one compiled model: state kept by a kernel between runs (scratch
