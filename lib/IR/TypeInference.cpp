@@ -74,8 +74,18 @@ private:
     Type inferred;
     if (auto *c = llvm::dyn_cast<CallNode>(e)) {
       auto t = inferCallType(*c);
-      if (!t)
-        return error(c, llvm::toString(t.takeError()));
+      if (!t) {
+        // Type rules name the op themselves; error() names it once more
+        // with its line, so the rule's own prefix is dropped.
+        std::string msg = llvm::toString(t.takeError());
+        std::string who = c->calleeName().str();
+        if (!c->name().empty())
+          who += " '" + c->name() + "'";
+        llvm::StringRef rest(msg);
+        if (rest.consume_front(who + ": "))
+          msg = rest.str();
+        return error(c, msg);
+      }
       inferred = *t;
     } else if (auto *t = llvm::dyn_cast<TupleNode>(e)) {
       std::vector<Type> fields;

@@ -59,6 +59,16 @@ llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool t
     same = pv->getString() == "same";
   else
     p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
+  // Kernels divide by strides and step by dilations: zero or negative ones
+  // are refused here, naming the op, rather than reaching them.
+  for (size_t i = 0; i < n; ++i) {
+    if (k[i] <= 0 || s.size() != n || s[i] <= 0 || d.size() != n || d[i] <= 0)
+      return fail(c, "kernel_size, stride and dilation must be positive");
+    if (!same && (p.size() != n || p[i] < 0))
+      return fail(c, "padding must not be negative");
+    if (op.size() != n || op[i] < 0)
+      return fail(c, "output_padding must not be negative");
+  }
   bool ceilMode = c.attrs().getBool("ceil_mode", false);
   std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
   size_t r = dims.size();
