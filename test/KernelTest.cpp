@@ -1150,13 +1150,22 @@ TEST_CASE("kernel: nn.Conv2d 3x3 with 32 channels (Winograd and im2col)") {
     checkConv(odd, rng, "3x3 40->20 batch 2 on 18x14 (Winograd)", 1e-4, 1e-4);
   }
   {
+    // No padding, 3 x 10 tiles: the first 8 of each row lie inside the
+    // input and take the 8-tile vector input and output transforms, the
+    // last 2 the scalar ones.
+    ConvSpec inner{1, 32, 14, 40, 16, 3, 1, 0, 1, 1, true};
+    std::mt19937 rng(1623);
+    checkConv(inner, rng, "3x3 32->16 on 14x40, no padding (Winograd)", 1e-4, 1e-4);
+  }
+  {
     // On one thread Winograd starts at 16 input channels.
     ConvSpec narrow{1, 16, 12, 11, 16, 3, 1, 1, 1, 1, true};
     std::mt19937 rng(1622);
     checkConv(narrow, rng, "3x3 16->16 on 12x11, one thread (Winograd)", 1e-4, 1e-4, 1);
   }
   {
-    // 1 x 13 tiles: two blocks of 6 and a tail of 1.
+    // 1 x 13 tiles: two blocks of 6 and a tail of 1; the first 8 tiles also
+    // take the 8-tile vector output transform.
     ConvSpec tail{1, 32, 4, 50, 16, 3, 1, 1, 1, 1, true};
     std::mt19937 rng(1619);
     checkConv(tail, rng, "3x3 32->16 pad 1 on 4x50 (Winograd)", 1e-4, 1e-4);

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "Winograd.h"
 #include "PackedGemm.h"
+#include "VecMath.h"
 
 #include <algorithm>
 #include <cstring>
@@ -41,12 +42,44 @@ template <typename In, typename Out> inline void inputRow(In d, Out r) {
 
 // o = Aᵀ m for a 6-vector m.
 template <typename In, typename Out> inline void outputRow(In m, Out o) {
-  float a = m(1) + m(2), b = m(1) - m(2), c = m(3) + m(4), d = m(3) - m(4);
+  auto a = m(1) + m(2), b = m(1) - m(2), c = m(3) + m(4), d = m(3) - m(4);
   o(0, m(0) + a + c);
   o(1, b + 2 * d);
   o(2, a + 4 * c);
   o(3, b + 8 * d + m(5));
 }
+
+#ifdef KC_HAVE_VEC8
+/// Reads 32 floats src[4t + j] as d[j][t]: 4 vectors over 8 tiles t.
+inline void loadTransposed(const float *src, __m256 d[4]) {
+  __m256 a0 = _mm256_loadu_ps(src), a1 = _mm256_loadu_ps(src + 8);
+  __m256 a2 = _mm256_loadu_ps(src + 16), a3 = _mm256_loadu_ps(src + 24);
+  // One tile per 128-bit half: (0,4), (1,5), (2,6), (3,7).
+  __m256 p0 = _mm256_permute2f128_ps(a0, a2, 0x20), p1 = _mm256_permute2f128_ps(a0, a2, 0x31);
+  __m256 p2 = _mm256_permute2f128_ps(a1, a3, 0x20), p3 = _mm256_permute2f128_ps(a1, a3, 0x31);
+  __m256 u0 = _mm256_unpacklo_ps(p0, p1), u1 = _mm256_unpackhi_ps(p0, p1);
+  __m256 u2 = _mm256_unpacklo_ps(p2, p3), u3 = _mm256_unpackhi_ps(p2, p3);
+  d[0] = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(1, 0, 1, 0));
+  d[1] = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(3, 2, 3, 2));
+  d[2] = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(1, 0, 1, 0));
+  d[3] = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(3, 2, 3, 2));
+}
+
+/// Writes o[k][t] (4 vectors over 8 tiles t) as dst[4t + k], 32 floats.
+inline void storeTransposed(const __m256 o[4], float *dst) {
+  __m256 ab0 = _mm256_unpacklo_ps(o[0], o[1]), ab1 = _mm256_unpackhi_ps(o[0], o[1]);
+  __m256 cd0 = _mm256_unpacklo_ps(o[2], o[3]), cd1 = _mm256_unpackhi_ps(o[2], o[3]);
+  // Per 128-bit half: tiles (0,4), (1,5), (2,6), (3,7) as a b c d.
+  __m256 t0 = _mm256_shuffle_ps(ab0, cd0, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 t1 = _mm256_shuffle_ps(ab0, cd0, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 t2 = _mm256_shuffle_ps(ab1, cd1, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 t3 = _mm256_shuffle_ps(ab1, cd1, _MM_SHUFFLE(3, 2, 3, 2));
+  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(t0, t1, 0x20));
+  _mm256_storeu_ps(dst + 8, _mm256_permute2f128_ps(t2, t3, 0x20));
+  _mm256_storeu_ps(dst + 16, _mm256_permute2f128_ps(t0, t1, 0x31));
+  _mm256_storeu_ps(dst + 24, _mm256_permute2f128_ps(t2, t3, 0x31));
+}
+#endif
 
 class Winograd43Kernel final : public FusableKernel {
 public:
@@ -137,8 +170,31 @@ private:
         const float *plane = x + c * H_ * W_;
         float *v = V + c * T_ + th * TW_;
         int64_t h0 = th * 4 - PH_;
-        for (int64_t tw = 0; tw < TW_; ++tw) {
+        for (int64_t tw = 0; tw < TW_;) {
           int64_t w0 = tw * 4 - PW_;
+#ifdef KC_HAVE_VEC8
+          // 8 tiles inside the plane at a time: each input row's 36 floats
+          // are transposed into 6 vectors over the tiles (columns 4 apart),
+          // and the results are contiguous in V.
+          if (tw + 8 <= TW_ && h0 >= 0 && h0 + 6 <= H_ && w0 >= 0 && w0 + 36 <= W_) {
+            __m256 d[6][6];
+            for (int i = 0; i < 6; ++i) {
+              const float *r = plane + (h0 + i) * W_ + w0;
+              loadTransposed(r, d[i]);
+              __m256 next[4];
+              loadTransposed(r + 4, next);
+              d[i][4] = next[0], d[i][5] = next[1];
+            }
+            __m256 t[6][6];
+            for (int j = 0; j < 6; ++j)
+              inputRow([&](int k) { return d[k][j]; }, [&](int k, __m256 r) { t[k][j] = r; });
+            for (int i = 0; i < 6; ++i)
+              inputRow([&](int k) { return t[i][k]; },
+                       [&](int k, __m256 r) { _mm256_storeu_ps(v + (i * 6 + k) * vStride_ + tw, r); });
+            tw += 8;
+            continue;
+          }
+#endif
           float d[6][6];
           if (h0 >= 0 && h0 + 6 <= H_ && w0 >= 0 && w0 + 6 <= W_) {
             for (int i = 0; i < 6; ++i)
@@ -156,6 +212,7 @@ private:
           for (int i = 0; i < 6; ++i)
             inputRow([&](int k) { return t[i][k]; },
                      [&](int k, float r) { v[(i * 6 + k) * vStride_ + tw] = r; });
+          ++tw;
         }
       }
   }
@@ -166,7 +223,25 @@ private:
       for (int64_t th = 0; th < TH_; ++th) {
         float b = bias ? bias[oc] : 0.f;
         const float *m = M + oc * T_ + th * TW_;
-        for (int64_t tw = 0; tw < TW_; ++tw) {
+        int64_t tw = 0;
+#ifdef KC_HAVE_VEC8
+        // 8 whole tiles at a time: their values for one of the 36 positions
+        // are contiguous in M, and the 4 output values of a row of 8 tiles
+        // are 32 contiguous floats of y once transposed.
+        if (th * 4 + 4 <= OH_)
+          for (; tw + 8 <= TW_ && 4 * (tw + 8) <= OW_; tw += 8) {
+            __m256 t[4][6];
+            for (int j = 0; j < 6; ++j)
+              outputRow([&](int k) { return _mm256_loadu_ps(m + (k * 6 + j) * mStride_ + tw); },
+                        [&](int k, __m256 r) { t[k][j] = r; });
+            for (int i = 0; i < 4; ++i) {
+              __m256 o[4];
+              outputRow([&](int k) { return t[i][k]; }, [&](int k, __m256 r) { o[k] = r; });
+              storeTransposed(o, y + (oc * OH_ + th * 4 + i) * OW_ + tw * 4);
+            }
+          }
+#endif
+        for (; tw < TW_; ++tw) {
           float t[4][6];
           for (int j = 0; j < 6; ++j)
             outputRow([&](int k) { return m[(k * 6 + j) * mStride_ + tw]; },
