@@ -109,7 +109,8 @@ void gemmStripsT(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlo
   // keep every thread busy (outputs of 7x7), the strips are split as well,
   // each item then filling its block of B itself.
   int threads = parallel && !omp_in_parallel() ? omp_get_max_threads() : 1;
-  int64_t groups = blocks >= 2 * threads ? 1 : std::min(strips, (2 * threads + blocks - 1) / blocks);
+  int64_t groups =
+      blocks >= 2 * threads ? 1 : std::min(strips, (2 * threads + blocks - 1) / blocks);
   int64_t perGroup = (strips + groups - 1) / groups;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
