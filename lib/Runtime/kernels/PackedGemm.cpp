@@ -87,17 +87,22 @@ void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const 
   }
 }
 
-void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out) {
-  int64_t panels = (M + kPanelRows - 1) / kPanelRows;
-  // Panel by panel, writing each panel's floats in order.
-#pragma omp parallel for schedule(static)
-  for (int64_t pb = 0; pb < panels; ++pb) {
-    float *o = out + pb * kPanelRows * K;
-    int64_t rows = std::min(kPanelRows, M - pb * kPanelRows);
+void packRowBlocks(const float *A, int64_t lda, int64_t M, int64_t K, int64_t blockRows,
+                   float *out) {
+  int64_t blocks = (M + blockRows - 1) / blockRows;
+  // Block by block, writing each block's floats in order.
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
+  for (int64_t b = 0; b < blocks; ++b) {
+    float *o = out + b * blockRows * K;
+    int64_t rows = std::min(blockRows, M - b * blockRows);
     for (int64_t k = 0; k < K; ++k)
-      for (int64_t r = 0; r < kPanelRows; ++r)
-        o[k * kPanelRows + r] = r < rows ? A[(pb * kPanelRows + r) * lda + k] : 0.f;
+      for (int64_t r = 0; r < blockRows; ++r)
+        o[k * blockRows + r] = r < rows ? A[(b * blockRows + r) * lda + k] : 0.f;
   }
+}
+
+void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out) {
+  packRowBlocks(A, lda, M, K, kPanelRows, out);
 }
 
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,

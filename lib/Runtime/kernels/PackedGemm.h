@@ -33,6 +33,13 @@ inline size_t packedIndex(int64_t m, int64_t k, int64_t K) {
 void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
                int64_t ldb, int64_t N, float *C, int64_t ldc);
 
+/// Packs row-major A (M×K, leading dimension lda) into blocks of
+/// `blockRows` rows: block b holds K groups of blockRows floats, one per
+/// row; rows past M are zero. Both the panels here and the strips of
+/// StripGemm.h are this layout.
+void packRowBlocks(const float *A, int64_t lda, int64_t M, int64_t K, int64_t blockRows,
+                   float *out);
+
 /// Packs row-major A (M×K, leading dimension lda) into `out`
 /// (packedSize(M, K) floats); rows past M are zero.
 void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out);

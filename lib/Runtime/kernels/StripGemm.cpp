@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "StripGemm.h"
+#include "PackedGemm.h"
 #include "VecMath.h"
 
 #include <omp.h>
@@ -89,14 +90,7 @@ void tile(const float *a, const float *b, int64_t ldb, int64_t K, const float *b
 } // namespace
 
 void packStrips(const float *A, int64_t lda, int64_t M, int64_t K, float *out) {
-  int64_t strips = (M + kStripRows - 1) / kStripRows;
-  for (int64_t s = 0; s < strips; ++s) {
-    float *o = out + s * kStripRows * K;
-    int64_t rows = std::min(kStripRows, M - s * kStripRows);
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t r = 0; r < kStripRows; ++r)
-        o[k * kStripRows + r] = r < rows ? A[(s * kStripRows + r) * lda + k] : 0.f;
-  }
+  packRowBlocks(A, lda, M, K, kStripRows, out);
 }
 
 namespace {
