@@ -1013,31 +1013,48 @@ std::vector<double> convRef(const ConvSpec &s, const std::vector<float> &x,
   return y;
 }
 
-/// Builds, runs and checks one nn.Conv2d (optionally followed by an
-/// activation given as text, fused or not by the interpreter).
+/// The shapes of a ConvSpec: input, output and weight.
+struct ConvShapes {
+  Dims in, out, weight;
+};
+ConvShapes convShapes(const ConvSpec &s) {
+  int64_t OH = (s.H + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
+  int64_t OW = (s.W + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
+  return {{s.N, s.C, s.H, s.W}, {s.N, s.OC, OH, OW}, {s.OC, s.C / s.groups, s.K, s.K}};
+}
+
+/// A module of one nn.Conv2d with weights `w` and, if the spec has one,
+/// bias `b`.
+ModulePtr convModule(const ConvSpec &s, const std::vector<float> &w,
+                     const std::vector<float> &b) {
+  ConvShapes sh = convShapes(s);
+  std::vector<WeightArg> weights{{"weight", sh.weight, w}};
+  if (s.bias)
+    weights.push_back({"bias", {s.OC}, b});
+  return weightedOp("nn.Conv2d", sh.in,
+                    {{"in_channels", i64(s.C)},
+                     {"out_channels", i64(s.OC)},
+                     {"kernel_size", ints({s.K, s.K})},
+                     {"stride", ints({s.stride, s.stride})},
+                     {"padding", ints({s.pad, s.pad})},
+                     {"dilation", ints({s.dil, s.dil})},
+                     {"groups", i64(s.groups)},
+                     {"bias", flag(s.bias)},
+                     {"padding_mode", AttrValue::string("zeros")}},
+                    weights, sh.out);
+}
+
+/// Builds, runs and checks one nn.Conv2d.
 void checkConv(const ConvSpec &s, std::mt19937 &rng, const std::string &what,
                double atol = kAtol, double rtol = kRtol, int threads = 0) {
   CAPTURE(what);
-  int64_t OH = (s.H + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
-  int64_t OW = (s.W + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
-  Dims in{s.N, s.C, s.H, s.W}, out{s.N, s.OC, OH, OW}, ws{s.OC, s.C / s.groups, s.K, s.K};
+  ConvShapes sh = convShapes(s);
+  const Dims &in = sh.in, &out = sh.out;
+  int64_t OH = out[2], OW = out[3];
   auto x = uniform(rng, count(in));
-  auto w = uniform(rng, count(ws));
+  auto w = uniform(rng, count(sh.weight));
   auto b = uniform(rng, s.OC);
-  std::vector<WeightArg> weights{{"weight", ws, w}};
-  if (s.bias)
-    weights.push_back({"bias", {s.OC}, b});
-  ModulePtr m = weightedOp("nn.Conv2d", in,
-                           {{"in_channels", i64(s.C)},
-                            {"out_channels", i64(s.OC)},
-                            {"kernel_size", ints({s.K, s.K})},
-                            {"stride", ints({s.stride, s.stride})},
-                            {"padding", ints({s.pad, s.pad})},
-                            {"dilation", ints({s.dil, s.dil})},
-                            {"groups", i64(s.groups)},
-                            {"bias", flag(s.bias)},
-                            {"padding_mode", AttrValue::string("zeros")}},
-                           weights, out);
+  ModulePtr m = convModule(s, w, b);
   auto ref = convRef(s, x, w, b, OH, OW);
   // Kernels choose algorithms by thread count: compile with `threads` and
   // put the process-wide count back afterwards.
@@ -1296,20 +1313,10 @@ void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAtt
                          const std::function<double(double)> &refAct, std::mt19937 &rng,
                          const std::string &what) {
   CAPTURE(what);
-  int64_t OH = (s.H + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
-  int64_t OW = (s.W + 2 * s.pad - s.dil * (s.K - 1) - 1) / s.stride + 1;
-  Dims in{s.N, s.C, s.H, s.W}, out{s.N, s.OC, OH, OW}, ws{s.OC, s.C / s.groups, s.K, s.K};
-  auto x = uniform(rng, count(in)), w = uniform(rng, count(ws)), b = uniform(rng, s.OC);
-  auto conv = weightedOp("nn.Conv2d", in,
-                         {{"in_channels", i64(s.C)},
-                          {"out_channels", i64(s.OC)},
-                          {"kernel_size", ints({s.K, s.K})},
-                          {"stride", ints({s.stride, s.stride})},
-                          {"padding", ints({s.pad, s.pad})},
-                          {"dilation", ints({s.dil, s.dil})},
-                          {"groups", i64(s.groups)},
-                          {"bias", flag(true)}},
-                         {{"weight", ws, w}, {"bias", {s.OC}, b}}, out);
+  ConvShapes sh = convShapes(s);
+  const Dims &in = sh.in, &out = sh.out;
+  auto x = uniform(rng, count(in)), w = uniform(rng, count(sh.weight)), b = uniform(rng, s.OC);
+  ModulePtr conv = convModule(s, w, b);
   Call c0(llvm::cast<CallNode>(conv->main()->body().get()));
   Call a = call(act, {Expr(c0)}, std::move(actAttrs));
   a->setType(tensorType(DType::F32, out));
@@ -1317,7 +1324,7 @@ void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAtt
   m->add(make<const FunctionNode>("main", conv->main()->params(), Expr(a),
                                   tensorType(DType::F32, out), false));
   inferOrFail(*m);
-  auto ref = convRef(s, x, w, b, OH, OW);
+  auto ref = convRef(s, x, w, b, out[2], out[3]);
   for (double &v : ref)
     v = refAct(v);
   for (bool fuse : {true, false}) {
