@@ -85,6 +85,16 @@ template <int S> void gatherStrided(float *out, const float *in, int64_t n, int6
     out[i] = in[i * st];
 }
 
+/// The indices i in [0, count) with 0 <= i*stride + off < bound, as a range
+/// [lo, hi) (lo == hi when there are none): where a strided walk along a
+/// row of `bound` values stays inside it, so loops over it need no checks.
+std::pair<int64_t, int64_t> insideRange(int64_t off, int64_t stride, int64_t count,
+                                        int64_t bound) {
+  int64_t lo = std::min(count, off >= 0 ? 0 : (-off + stride - 1) / stride);
+  int64_t hi = off >= bound ? lo : std::clamp((bound - 1 - off) / stride + 1, lo, count);
+  return {lo, hi};
+}
+
 /// Gathers, for input channels [c0, c1) of one group's input, the patch
 /// values of output positions [n0, n0 + cols) (row-major over OH×OW): row
 /// (c·KH + kh)·KW + kw of `col`, `ld` floats apart, holds the input value
@@ -106,10 +116,9 @@ void gatherPatches(const float *in, float *col, int64_t ld, int64_t c0, int64_t 
       const float *src = in + c * g.H * g.W;
       for (int64_t kw = 0; kw < g.KW; ++kw) {
         float *dst = col + ((c * g.KH + kh) * g.KW + kw) * ld;
-        // Valid ow: 0 <= ow*SW + off < W; zeros on either side.
+        // Output columns that read the input; zeros on either side.
         int64_t off = kw * g.DW - g.PW;
-        int64_t lo = std::min(g.OW, off >= 0 ? 0 : (-off + g.SW - 1) / g.SW);
-        int64_t hi = off >= g.W ? lo : std::clamp((g.W - 1 - off) / g.SW + 1, lo, g.OW);
+        auto [lo, hi] = insideRange(off, g.SW, g.OW, g.W);
         for (const Run &r : runs) {
           float *row = dst + r.j0; // row[i] is output column ow0 + i
           int64_t n = r.ow1 - r.ow0;
@@ -424,7 +433,7 @@ private:
 
   ConvGeometry g_;
   Tensor w_, b_;
-  Tensor packed_; ///< w_ packed for gemmPackedFewColumns, one block per group
+  Tensor packed_; ///< w_ in panels or strips, one block per group
   TensorDataPtr mapped_;
   bool pack_ = false; ///< packed_ in panels is used (and built on the first run)
   bool strips_ = false; ///< packed_ in strips is used (and built on the first run)
@@ -501,11 +510,10 @@ public:
             for (int64_t kw = 0; kw < g.KW; ++kw) {
               const float *src = col + ((oc * g.KH + kh) * g.KW + kw) * HWin;
               float *dst = yg + oc * HW;
-              // Input columns whose output column ow = iw*SW + off lies in
-              // [0, OW), so the inner loop runs without bounds checks.
+              // Input columns whose output column iw*SW + off lies in the
+              // output row.
               int64_t off = kw * g.DW - g.PW;
-              int64_t lo = off >= 0 ? 0 : (-off + g.SW - 1) / g.SW;
-              int64_t hi = off >= g.OW ? lo : std::clamp((g.OW - 1 - off) / g.SW + 1, lo, g.W);
+              auto [lo, hi] = insideRange(off, g.SW, g.W, g.OW);
               for (int64_t ih = 0; ih < g.H; ++ih) {
                 int64_t oh = ih * g.SH - g.PH + kh * g.DH;
                 if (oh < 0 || oh >= g.OH)
