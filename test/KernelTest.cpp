@@ -1110,6 +1110,13 @@ TEST_CASE("kernel: nn.Conv2d depthwise") {
   // and a tail of 3), and 16 outputs whose last step reads the row's end.
   checkConv({2, 4, 9, 37, 4, 3, 2, 1, 1, 4, true}, rng, "depthwise 3x3 stride 2 pad 1, W 37");
   checkConv({1, 2, 7, 34, 2, 3, 2, 0, 1, 2, false}, rng, "depthwise 3x3 stride 2 pad 0, W 34");
+  // Rows shorter than 8 outputs or ending in a partial step take the
+  // masked last step; without padding its loads run past the plane.
+  checkConv({1, 8, 7, 7, 8, 3, 1, 1, 1, 8, true}, rng, "depthwise 3x3 stride 1 pad 1, W 7");
+  checkConv({2, 8, 14, 14, 8, 3, 1, 1, 1, 8, true}, rng, "depthwise 3x3 stride 1 pad 1, W 14");
+  checkConv({1, 4, 5, 17, 4, 3, 1, 0, 1, 4, false}, rng, "depthwise 3x3 stride 1 pad 0, W 17");
+  checkConv({1, 8, 14, 14, 8, 3, 2, 1, 1, 8, true}, rng, "depthwise 3x3 stride 2 pad 1, W 14");
+  checkConv({1, 3, 4, 3, 3, 3, 2, 1, 1, 3, true}, rng, "depthwise 3x3 stride 2 pad 1, W 3");
 }
 
 TEST_CASE("kernel: nn.Conv2d 1x1") {

@@ -319,8 +319,10 @@ private:
     const ConvGeometry &g = g_;
     int64_t HW = g.OH * g.OW;
     int64_t PHt = g.H + 2 * g.PH, PWt = g.W + 2 * g.PW;
-    // One padded plane per thread, with a gap so that two threads never
-    // write one cache line (planes of 9x9 floats are shorter than one).
+    // One padded plane per thread, with a gap of at least 16 floats so that
+    // two threads never write one cache line (planes of 9x9 floats are
+    // shorter than one) and the 3x3 loop's reads past the last row stay
+    // inside the region.
     int64_t region = (PHt * PWt + 15) / 16 * 16 + 16;
     int threads = omp_get_max_threads();
     if (padded_.size() < size_t(threads * region))
@@ -390,34 +392,38 @@ private:
       float *row = dst + oh * g_.OW;
       int64_t ow = 0;
 #ifdef KC_HAVE_VEC8
-      if constexpr (S == 2) {
-        // 8 outputs from 17 inputs per row: the even, odd and shifted even
-        // columns split out with shuffles (GCC leaves this loop scalar).
-        const __m256 vb = _mm256_set1_ps(b), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-        const __m256 w[9] = {_mm256_set1_ps(k0), _mm256_set1_ps(k1), _mm256_set1_ps(k2),
-                             _mm256_set1_ps(k3), _mm256_set1_ps(k4), _mm256_set1_ps(k5),
-                             _mm256_set1_ps(k6), _mm256_set1_ps(k7), _mm256_set1_ps(k8)};
-        auto even = [](__m256 a, __m256 c) {
-          __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0));
-          return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
-        };
-        auto odd = [](__m256 a, __m256 c) {
-          __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 1, 3, 1));
-          return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
-        };
-        for (; ow + 8 <= g_.OW && 2 * ow + 18 <= PWt; ow += 8) {
-          __m256 acc = vb;
-          const float *rows[3] = {r0 + 2 * ow, r1 + 2 * ow, r2 + 2 * ow};
-          for (int r = 0; r < 3; ++r) {
-            const float *p = rows[r];
+      // 8 outputs per step; the row's last step stores only the outputs
+      // that exist, so 7x7 and 14x14 planes run vectorized as well. Its
+      // loads may run past the row into the next one, or past the plane
+      // into the region's gap (at most 15 floats, see depthwise()); those
+      // lanes are never stored.
+      const __m256 vb = _mm256_set1_ps(b), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+      const __m256 w[9] = {_mm256_set1_ps(k0), _mm256_set1_ps(k1), _mm256_set1_ps(k2),
+                           _mm256_set1_ps(k3), _mm256_set1_ps(k4), _mm256_set1_ps(k5),
+                           _mm256_set1_ps(k6), _mm256_set1_ps(k7), _mm256_set1_ps(k8)};
+      for (; ow < g_.OW; ow += 8) {
+        __m256 acc = vb;
+        const float *rows[3] = {r0 + S * ow, r1 + S * ow, r2 + S * ow};
+        for (int r = 0; r < 3; ++r) {
+          const float *p = rows[r];
+          if constexpr (S == 1) {
+            acc = _mm256_fmadd_ps(w[3 * r], _mm256_loadu_ps(p), acc);
+            acc = _mm256_fmadd_ps(w[3 * r + 1], _mm256_loadu_ps(p + 1), acc);
+            acc = _mm256_fmadd_ps(w[3 * r + 2], _mm256_loadu_ps(p + 2), acc);
+          } else {
+            // Even, odd and shifted even columns split out with shuffles.
             __m256 a = _mm256_loadu_ps(p), c = _mm256_loadu_ps(p + 8);
             __m256 a2 = _mm256_loadu_ps(p + 2), c2 = _mm256_loadu_ps(p + 10);
-            acc = _mm256_fmadd_ps(w[3 * r], even(a, c), acc);
-            acc = _mm256_fmadd_ps(w[3 * r + 1], odd(a, c), acc);
-            acc = _mm256_fmadd_ps(w[3 * r + 2], even(a2, c2), acc);
+            acc = _mm256_fmadd_ps(w[3 * r], evenLanes(a, c), acc);
+            acc = _mm256_fmadd_ps(w[3 * r + 1], oddLanes(a, c), acc);
+            acc = _mm256_fmadd_ps(w[3 * r + 2], evenLanes(a2, c2), acc);
           }
-          _mm256_storeu_ps(row + ow, _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi));
         }
+        __m256 v = _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
+        if (ow + 8 <= g_.OW)
+          _mm256_storeu_ps(row + ow, v);
+        else
+          _mm256_maskstore_ps(row + ow, firstLanes(g_.OW - ow), v);
       }
 #endif
       for (; ow < g_.OW; ++ow) {

@@ -56,6 +56,23 @@ inline __m256 act8(Act act, __m256 x, float slope) {
   return x;
 }
 
+/// Lanes 0..n-1 set (n in 1..8): the mask of a row's last, partial step.
+inline __m256i firstLanes(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/// The even-indexed floats of a:c (16 consecutive floats), in order.
+inline __m256 evenLanes(__m256 a, __m256 c) {
+  __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
+}
+
+/// The odd-indexed floats of a:c, in order.
+inline __m256 oddLanes(__m256 a, __m256 c) {
+  __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 1, 3, 1));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
+}
+
 } // namespace kc::rt
 
 #endif
