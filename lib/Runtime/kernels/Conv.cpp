@@ -332,8 +332,13 @@ private:
       for (int64_t c = 0; c < g.C; ++c) {
         float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;
         const float *src = x + (n * g.C + c) * g.H * g.W;
-        for (int64_t h = 0; h < g.H; ++h)
+        for (int64_t h = 0; h < g.H; ++h) {
+#ifdef KC_HAVE_VEC8
+          copyShortRow(pad + (h + g.PH) * PWt + g.PW, src + h * g.W, g.W);
+#else
           std::memcpy(pad + (h + g.PH) * PWt + g.PW, src + h * g.W, sizeof(float) * g.W);
+#endif
+        }
         float *dst = y + (n * g.C + c) * HW;
         const float *k = w_.data<float>() + c * g.KH * g.KW;
         float b = bias ? bias[c] : 0.f;
@@ -392,16 +397,19 @@ private:
       float *row = dst + oh * g_.OW;
       int64_t ow = 0;
 #ifdef KC_HAVE_VEC8
-      // 8 outputs per step; the row's last step stores only the outputs
-      // that exist, so 7x7 and 14x14 planes run vectorized as well. Its
-      // loads may run past the row into the next one, or past the plane
-      // into the region's gap (at most 15 floats, see depthwise()); those
-      // lanes are never stored.
+      // 8 outputs per step. A row of 8 or more ends with a step that
+      // overlaps the one before it; a shorter row (7x7 planes) stores all 8
+      // lanes, the extra ones landing in the rows computed after it, except
+      // where they would leave the plane. Masked stores would do
+      // the same but are slow on some cores. A short row's loads run past
+      // it into the next row, or past the plane into the region's gap (at
+      // most 15 floats, see depthwise()); those lanes are never kept.
       const __m256 vb = _mm256_set1_ps(b), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
       const __m256 w[9] = {_mm256_set1_ps(k0), _mm256_set1_ps(k1), _mm256_set1_ps(k2),
                            _mm256_set1_ps(k3), _mm256_set1_ps(k4), _mm256_set1_ps(k5),
                            _mm256_set1_ps(k6), _mm256_set1_ps(k7), _mm256_set1_ps(k8)};
-      for (; ow < g_.OW; ow += 8) {
+      for (int64_t step = 0; step < g_.OW; step += 8) {
+        ow = std::max<int64_t>(0, std::min(step, g_.OW - 8));
         __m256 acc = vb;
         const float *rows[3] = {r0 + S * ow, r1 + S * ow, r2 + S * ow};
         for (int r = 0; r < 3; ++r) {
@@ -420,11 +428,15 @@ private:
           }
         }
         __m256 v = _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
-        if (ow + 8 <= g_.OW)
+        if (oh * g_.OW + ow + 8 <= g_.OH * g_.OW) {
           _mm256_storeu_ps(row + ow, v);
-        else
-          _mm256_maskstore_ps(row + ow, firstLanes(g_.OW - ow), v);
+        } else {
+          alignas(32) float last[8];
+          _mm256_store_ps(last, v);
+          std::copy(last, last + g_.OW, row);
+        }
       }
+      ow = g_.OW;
 #endif
       for (; ow < g_.OW; ++ow) {
         int64_t i = ow * S;

@@ -56,11 +56,6 @@ inline __m256 act8(Act act, __m256 x, float slope) {
   return x;
 }
 
-/// Lanes 0..n-1 set (n in 1..8): the mask of a row's last, partial step.
-inline __m256i firstLanes(int64_t n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /// The even-indexed floats of a:c (16 consecutive floats), in order.
 inline __m256 evenLanes(__m256 a, __m256 c) {
   __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0));
@@ -71,6 +66,25 @@ inline __m256 evenLanes(__m256 a, __m256 c) {
 inline __m256 oddLanes(__m256 a, __m256 c) {
   __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 1, 3, 1));
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
+}
+
+/// Copies n floats with vector moves, the last one overlapping the one
+/// before it, inline: for the rows of 7 to 56 floats of small planes, a
+/// memcpy call costs more than the copy, and masked stores are slow on
+/// some cores.
+inline void copyShortRow(float *dst, const float *src, int64_t n) {
+  if (n >= 8) {
+    for (int64_t i = 0; i + 8 < n; i += 8)
+      _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+    _mm256_storeu_ps(dst + n - 8, _mm256_loadu_ps(src + n - 8));
+  } else if (n >= 4) {
+    __m128 head = _mm_loadu_ps(src), tail = _mm_loadu_ps(src + n - 4);
+    _mm_storeu_ps(dst, head);
+    _mm_storeu_ps(dst + n - 4, tail);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = src[i];
+  }
 }
 
 } // namespace kc::rt
