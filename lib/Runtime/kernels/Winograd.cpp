@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstring>
 #include <omp.h>
+#include <vector>
 
 namespace kc::rt {
 namespace {
@@ -52,19 +53,23 @@ template <typename In, typename Out> inline void outputRow(In m, Out o) {
 }
 
 #ifdef KC_HAVE_VEC8
-/// Reads 32 floats src[4t + j] as d[j][t]: 4 vectors over 8 tiles t.
-inline void loadTransposed(const float *src, __m256 d[4]) {
-  __m256 a0 = _mm256_loadu_ps(src), a1 = _mm256_loadu_ps(src + 8);
-  __m256 a2 = _mm256_loadu_ps(src + 16), a3 = _mm256_loadu_ps(src + 24);
-  // One tile per 128-bit half: (0,4), (1,5), (2,6), (3,7).
-  __m256 p0 = _mm256_permute2f128_ps(a0, a2, 0x20), p1 = _mm256_permute2f128_ps(a0, a2, 0x31);
-  __m256 p2 = _mm256_permute2f128_ps(a1, a3, 0x20), p3 = _mm256_permute2f128_ps(a1, a3, 0x31);
-  __m256 u0 = _mm256_unpacklo_ps(p0, p1), u1 = _mm256_unpackhi_ps(p0, p1);
-  __m256 u2 = _mm256_unpacklo_ps(p2, p3), u3 = _mm256_unpackhi_ps(p2, p3);
-  d[0] = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(1, 0, 1, 0));
-  d[1] = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(3, 2, 3, 2));
-  d[2] = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(1, 0, 1, 0));
-  d[3] = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(3, 2, 3, 2));
+/// Transposes 8 rows of 8 floats in place: afterwards r[j] holds column j.
+inline void transpose8x8(__m256 r[8]) {
+  __m256 u[8], w[8];
+  for (int i = 0; i < 4; ++i) {
+    u[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    u[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i)
+    for (int h = 0; h < 2; ++h) {
+      __m256 a = u[4 * i + h], b = u[4 * i + 2 + h];
+      w[4 * i + 2 * h] = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0));
+      w[4 * i + 2 * h + 1] = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2));
+    }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm256_permute2f128_ps(w[j], w[4 + j], 0x20);
+    r[4 + j] = _mm256_permute2f128_ps(w[j], w[4 + j], 0x31);
+  }
 }
 
 /// Writes o[k][t] (4 vectors over 8 tiles t) as dst[4t + k], 32 floats.
@@ -165,105 +170,131 @@ private:
     mapped_ = nullptr;
   }
 
-  void inputTransform(const float *x, float *V) const {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t c = 0; c < C_; ++c)
-      for (int64_t th = 0; th < TH_; ++th) {
-        const float *plane = x + c * H_ * W_;
-        float *v = V + c * T_ + th * TW_;
-        int64_t h0 = th * 4 - PH_;
-        for (int64_t tw = 0; tw < TW_;) {
-          int64_t w0 = tw * 4 - PW_;
+  /// V[p][c][t] = (Bᵀ d B)[p] for every tile t of every channel c. Each
+  /// channel is first copied into a zero-bordered plane that holds every
+  /// tile whole, so all tiles, edge ones included, take the vector path: 8
+  /// tiles (consecutive in t, possibly across tile rows) at a time, one per
+  /// lane. Without the copy, tiles at the edges ran scalar, and planes of
+  /// fewer than 8 tiles across (28x28 and 14x14) ran scalar throughout.
+  void inputTransform(const float *x, float *V) {
+    int64_t PHt = 4 * TH_ + 2, PWt = 4 * TW_ + 2;
+    // 8 floats are read per tile row of 6: slack past the plane's end.
+    int64_t region = (PHt * PWt + 15) / 16 * 16 + 16;
+    int threads = omp_get_max_threads();
+    if (padded_.size() < size_t(threads * region))
+      padded_.assign(size_t(threads * region), 0.f); // first run only
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < C_; ++c) {
+      float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;
+      const float *plane = x + c * H_ * W_;
+      // Rows and columns past the input stay zero from the first fill:
+      // only the input's own window is ever written.
+      for (int64_t h = 0; h < H_; ++h) {
 #ifdef KC_HAVE_VEC8
-          // 8 tiles inside the plane at a time: each input row's 36 floats
-          // are transposed into 6 vectors over the tiles (columns 4 apart),
-          // and the results are contiguous in V.
-          if (tw + 8 <= TW_ && h0 >= 0 && h0 + 6 <= H_ && w0 >= 0 && w0 + 36 <= W_) {
-            __m256 d[6][6];
-            for (int i = 0; i < 6; ++i) {
-              const float *r = plane + (h0 + i) * W_ + w0;
-              loadTransposed(r, d[i]);
-              __m256 next[4];
-              loadTransposed(r + 4, next);
-              d[i][4] = next[0], d[i][5] = next[1];
-            }
-            __m256 t[6][6];
-            for (int j = 0; j < 6; ++j)
-              inputRow([&](int k) { return d[k][j]; }, [&](int k, __m256 r) { t[k][j] = r; });
-            for (int i = 0; i < 6; ++i)
-              inputRow([&](int k) { return t[i][k]; }, [&](int k, __m256 r) {
-                _mm256_storeu_ps(v + (i * 6 + k) * vStride_ + tw, r);
-              });
-            tw += 8;
-            continue;
-          }
+        copyShortRow(pad + (h + PH_) * PWt + PW_, plane + h * W_, W_);
+#else
+        std::memcpy(pad + (h + PH_) * PWt + PW_, plane + h * W_, sizeof(float) * W_);
 #endif
-          float d[6][6];
-          if (h0 >= 0 && h0 + 6 <= H_ && w0 >= 0 && w0 + 6 <= W_) {
-            for (int i = 0; i < 6; ++i)
-              std::memcpy(d[i], plane + (h0 + i) * W_ + w0, sizeof d[i]);
-          } else {
-            for (int i = 0; i < 6; ++i)
-              for (int j = 0; j < 6; ++j) {
-                int64_t h = h0 + i, w = w0 + j;
-                d[i][j] = (h >= 0 && h < H_ && w >= 0 && w < W_) ? plane[h * W_ + w] : 0.f;
-              }
-          }
-          float t[6][6];
-          for (int j = 0; j < 6; ++j)
-            inputRow([&](int k) { return d[k][j]; }, [&](int k, float r) { t[k][j] = r; });
-          for (int i = 0; i < 6; ++i)
-            inputRow([&](int k) { return t[i][k]; },
-                     [&](int k, float r) { v[(i * 6 + k) * vStride_ + tw] = r; });
-          ++tw;
-        }
       }
+      float *v = V + c * T_;
+      for (int64_t t0 = 0; t0 < T_; t0 += 8) {
+        int64_t n = std::min<int64_t>(8, T_ - t0);
+#ifdef KC_HAVE_VEC8
+        const float *base[8];
+        for (int l = 0; l < 8; ++l) {
+          int64_t t = t0 + std::min<int64_t>(l, n - 1);
+          base[l] = pad + 4 * (t / TW_) * PWt + 4 * (t % TW_);
+        }
+        __m256 d[6][8];
+        for (int i = 0; i < 6; ++i) {
+          __m256 rows[8];
+          for (int l = 0; l < 8; ++l)
+            rows[l] = _mm256_loadu_ps(base[l] + i * PWt);
+          transpose8x8(rows);
+          for (int j = 0; j < 6; ++j)
+            d[i][j] = rows[j];
+        }
+        __m256 t[6][6];
+        for (int j = 0; j < 6; ++j)
+          inputRow([&](int k) { return d[k][j]; }, [&](int k, __m256 r) { t[k][j] = r; });
+        for (int i = 0; i < 6; ++i)
+          inputRow([&](int k) { return t[i][k]; }, [&](int k, __m256 r) {
+            float *dst = v + (i * 6 + k) * vStride_ + t0;
+            if (n == 8) {
+              _mm256_storeu_ps(dst, r);
+            } else {
+              alignas(32) float lanes[8];
+              _mm256_store_ps(lanes, r);
+              std::copy(lanes, lanes + n, dst);
+            }
+          });
+#else
+        for (int64_t t = t0; t < t0 + n; ++t) {
+          const float *src = pad + 4 * (t / TW_) * PWt + 4 * (t % TW_);
+          float tt[6][6];
+          for (int j = 0; j < 6; ++j)
+            inputRow([&](int k) { return src[k * PWt + j]; },
+                     [&](int k, float r) { tt[k][j] = r; });
+          for (int i = 0; i < 6; ++i)
+            inputRow([&](int k) { return tt[i][k]; },
+                     [&](int k, float r) { v[(i * 6 + k) * vStride_ + t] = r; });
+        }
+#endif
+      }
+    }
   }
 
+  /// y[oc] = act(Aᵀ m A + bias) for every tile, 8 consecutive tiles at a
+  /// time; each tile's 4x4 block is then copied out, clipped at the
+  /// plane's right and bottom edges.
   void outputTransform(const float *M, float *y, const float *bias) const {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t oc = 0; oc < OC_; ++oc)
-      for (int64_t th = 0; th < TH_; ++th) {
-        float b = bias ? bias[oc] : 0.f;
-        const float *m = M + oc * T_ + th * TW_;
-        int64_t tw = 0;
+#pragma omp parallel for schedule(static)
+    for (int64_t oc = 0; oc < OC_; ++oc) {
+      const float *m = M + oc * T_;
+      float *plane = y + oc * OH_ * OW_;
+      for (int64_t t0 = 0; t0 < T_; t0 += 8) {
+        int64_t n = std::min<int64_t>(8, T_ - t0);
+        alignas(32) float o[4][8][4]; // [row][tile][column]
 #ifdef KC_HAVE_VEC8
-        // 8 whole tiles at a time: their values for one of the 36 positions
-        // are contiguous in M, and the 4 output values of a row of 8 tiles
-        // are 32 contiguous floats of y once transposed.
-        if (th * 4 + 4 <= OH_)
-          for (; tw + 8 <= TW_ && 4 * (tw + 8) <= OW_; tw += 8) {
-            __m256 t[4][6];
-            for (int j = 0; j < 6; ++j)
-              outputRow([&](int k) { return _mm256_loadu_ps(m + (k * 6 + j) * mStride_ + tw); },
-                        [&](int k, __m256 r) { t[k][j] = r; });
-            for (int i = 0; i < 4; ++i) {
-              __m256 o[4];
-              outputRow([&](int k) { return t[i][k]; }, [&](int k, __m256 r) { o[k] = r; });
-              storeTransposed(o, y + (oc * OH_ + th * 4 + i) * OW_ + tw * 4);
-            }
-          }
-#endif
-        for (; tw < TW_; ++tw) {
-          float t[4][6];
+        // Lanes past the last tile read M's padding (or the next plane)
+        // and are never copied out.
+        __m256 t[4][6];
+        for (int j = 0; j < 6; ++j)
+          outputRow([&](int k) { return _mm256_loadu_ps(m + (k * 6 + j) * mStride_ + t0); },
+                    [&](int k, __m256 r) { t[k][j] = r; });
+        for (int i = 0; i < 4; ++i) {
+          __m256 r[4];
+          outputRow([&](int k) { return t[i][k]; }, [&](int k, __m256 v) { r[k] = v; });
+          storeTransposed(r, &o[i][0][0]);
+        }
+#else
+        for (int64_t l = 0; l < n; ++l) {
+          float tt[4][6];
           for (int j = 0; j < 6; ++j)
-            outputRow([&](int k) { return m[(k * 6 + j) * mStride_ + tw]; },
-                      [&](int k, float r) { t[k][j] = r; });
-          float o[4][4];
+            outputRow([&](int k) { return m[(k * 6 + j) * mStride_ + t0 + l]; },
+                      [&](int k, float r) { tt[k][j] = r; });
           for (int i = 0; i < 4; ++i)
-            outputRow([&](int k) { return t[i][k]; }, [&](int k, float r) { o[i][k] = r; });
-          int64_t rows = std::min<int64_t>(4, OH_ - th * 4), cols = std::min<int64_t>(4, OW_ - tw * 4);
+            outputRow([&](int k) { return tt[i][k]; }, [&](int k, float r) { o[i][l][k] = r; });
+        }
+#endif
+        for (int64_t l = 0; l < n; ++l) {
+          int64_t oh0 = 4 * ((t0 + l) / TW_), ow0 = 4 * ((t0 + l) % TW_);
+          int64_t rows = std::min<int64_t>(4, OH_ - oh0), cols = std::min<int64_t>(4, OW_ - ow0);
           for (int64_t i = 0; i < rows; ++i) {
-            float *dst = y + (oc * OH_ + th * 4 + i) * OW_ + tw * 4;
-            for (int64_t j = 0; j < cols; ++j)
-              dst[j] = o[i][j];
+#ifdef KC_HAVE_VEC8
+            if (cols == 4) {
+              _mm_storeu_ps(plane + (oh0 + i) * OW_ + ow0, _mm_load_ps(o[i][l]));
+              continue;
+            }
+#endif
+            std::copy(o[i][l], o[i][l] + cols, plane + (oh0 + i) * OW_ + ow0);
           }
         }
-        // Bias and activation over whole output rows (vectorized), while
-        // this band of rows is in cache.
-        for (int64_t i = th * 4; i < std::min(OH_, th * 4 + 4); ++i)
-          biasActivationRow(y + (oc * OH_ + i) * OW_, OW_, b, act_, slope_);
       }
+      // Bias and activation over the whole plane (vectorized) while it is
+      // in cache.
+      biasActivationRow(plane, OH_ * OW_, bias ? bias[oc] : 0.f, act_, slope_);
+    }
   }
 
   int64_t N_, C_, H_, W_, OC_, OH_, OW_, PH_, PW_;
@@ -271,6 +302,7 @@ private:
   size_t uSize_ = 0; ///< floats per packed U_p
   Tensor weight_, U_, b_;
   TensorDataPtr mapped_;
+  std::vector<float> padded_; ///< per-thread zero-bordered input planes
 };
 
 } // namespace
