@@ -857,6 +857,37 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
                          out3);
     expectClose(got3, out3, poolRef(in, x, out3, 4, 3, 1, true, false), "max stride 3");
   }
+  SUBCASE("MaxPool2d 3x3 and 2x2 stride 2 on wide rows (8 outputs per step)") {
+    // W=37, k=3, p=1: floor((37+2-3)/2)+1 = 19 outputs per row (two steps,
+    // the second overlapping); k=2, p=0: 18. One NaN, in the second step.
+    Dims in{1, 3, 9, 37};
+    auto x = uniform(rng, count(in));
+    Dims out3{1, 3, 5, 19};
+    auto got3 = runOneOp(in, x,
+                         "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[3,3], "
+                         "padding=[1,1], stride=[2,2]}",
+                         out3);
+    expectClose(got3, out3, poolRef(in, x, out3, 3, 2, 1, true, false), "max 3x3 s2 wide");
+    Dims out2{1, 3, 4, 18};
+    auto got2 = runOneOp(in, x,
+                         "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[2,2], "
+                         "padding=[0,0], stride=[2,2]}",
+                         out2);
+    expectClose(got2, out2, poolRef(in, x, out2, 2, 2, 0, true, false), "max 2x2 s2 wide");
+    x[size_t(3 * 37 + 31)] = std::numeric_limits<float>::quiet_NaN(); // row 3, column 31
+    got3 = runOneOp(in, x,
+                    "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[3,3], "
+                    "padding=[1,1], stride=[2,2]}",
+                    out3);
+    const float *y = got3.data<float>();
+    // Column 31 lies in the windows of outputs 15 and 16 (columns 29-31
+    // and 31-33), row 3 in those of output rows 1 and 2.
+    for (int64_t oh = 0; oh < 5; ++oh)
+      for (int64_t ow = 0; ow < 19; ++ow) {
+        bool inWindow = (oh == 1 || oh == 2) && (ow == 15 || ow == 16);
+        CHECK_MESSAGE(std::isnan(y[oh * 19 + ow]) == inWindow, "oh " << oh << " ow " << ow);
+      }
+  }
   SUBCASE("MaxPool2d propagates NaN like PyTorch") {
     Dims in{1, 1, 4, 4}, out{1, 1, 2, 2};
     std::vector<float> x(16, 1.f);

@@ -7,6 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelUtils.h"
+#include "VecMath.h"
+
+#include <vector>
 
 namespace kc::rt {
 namespace {
@@ -48,50 +51,85 @@ public:
   }
 
 private:
-  /// Max pooling, one output row at a time: each window tap (kh, kw) is one
-  /// branch-free pass over the output columns whose tap lies inside the
-  /// input, so there are no per-element bounds checks. NaN propagates as in
+  /// Max pooling, one output row at a time, in two passes: the window's
+  /// input rows are reduced into one row (contiguous, vectorized), which is
+  /// laid in a buffer bordered with -inf so that the pass along the row
+  /// needs no bounds checks; at stride 2 with 2 or 3 taps that pass takes 8
+  /// outputs per step. resnet18's 3x3 stride-2 pool took 1.0 ms at one
+  /// thread with a pass per tap over strided columns. NaN propagates as in
   /// PyTorch.
   void runMax(const float *x, float *y) const {
     const PoolGeometry &g = g_;
-#pragma omp parallel for if (g.planes * g.OH * g.OW > 16384)
-    for (int64_t p = 0; p < g.planes; ++p) {
-      const float *src = x + p * g.H * g.W;
-      for (int64_t oh = 0; oh < g.OH; ++oh) {
-        float *row = y + (p * g.OH + oh) * g.OW;
-        std::fill(row, row + g.OW, -INFINITY);
-        for (int64_t kh = 0; kh < g.KH; ++kh) {
-          int64_t ih = oh * g.SH - g.PH + kh * g.DH;
-          if (ih < 0 || ih >= g.H)
-            continue;
-          for (int64_t kw = 0; kw < g.KW; ++kw) {
-            // Columns with 0 <= ow*SW + off < W.
-            int64_t off = kw * g.DW - g.PW;
-            if (off >= g.W)
-              break;
-            int64_t lo = off >= 0 ? 0 : (-off + g.SW - 1) / g.SW;
-            int64_t hi = std::min(g.OW, (g.W - 1 - off) / g.SW + 1);
+    // Buffer index of input column iw is iw + PW; the strided pass reads up
+    // to 18 floats from its last output's window start.
+    int64_t length = std::max(g.W + g.PW, (g.OW + 8) * g.SW + g.KW * g.DW) + 32;
+#pragma omp parallel if (g.planes * g.OH * g.OW > 16384)
+    {
+      thread_local std::vector<float> buffer; // grows once, then reused
+      if (buffer.size() < size_t(length))
+        buffer.resize(size_t(length));
+      float *t = buffer.data();
+      std::fill(t, t + length, -INFINITY);
+#pragma omp for
+      for (int64_t p = 0; p < g.planes; ++p) {
+        const float *src = x + p * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          float *mid = t + g.PW;
+          bool first = true;
+          for (int64_t kh = 0; kh < g.KH; ++kh) {
+            int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+            if (ih < 0 || ih >= g.H)
+              continue;
             const float *in = src + ih * g.W;
-            if (g.SW == 2)
-              maxInto<2>(row, in, off, lo, hi, 2);
+            if (first)
+              std::copy(in, in + g.W, mid);
             else
-              maxInto<0>(row, in, off, lo, hi, g.SW);
+              for (int64_t i = 0; i < g.W; ++i)
+                mid[i] = maxNaN(mid[i], in[i]);
+            first = false;
           }
+          if (first) // no input row under the window (not from PyTorch)
+            std::fill(mid, mid + g.W, -INFINITY);
+          alongRow(t, y + (p * g.OH + oh) * g.OW);
         }
       }
     }
   }
 
-  /// row[i] = max(row[i], in[i*stride + off]) for i in [lo, hi); a
-  /// compile-time stride (S > 0) lets the compiler vectorize the common
-  /// stride-2 case.
-  template <int S>
-  static void maxInto(float *row, const float *in, int64_t off, int64_t lo, int64_t hi,
-                      int64_t stride) {
-    int64_t st = S > 0 ? S : stride;
-    for (int64_t i = lo; i < hi; ++i) {
-      float v = in[i * st + off], m = row[i];
-      row[i] = (v > m || v != v) ? v : m;
+  /// max(m, v), NaN if either is.
+  static float maxNaN(float m, float v) { return (v > m || v != v) ? v : m; }
+
+  /// row[ow] = max over kw of t[ow*SW + kw*DW].
+  void alongRow(const float *t, float *row) const {
+    const PoolGeometry &g = g_;
+    int64_t ow = 0;
+#ifdef KC_HAVE_VEC8
+    if (g.SW == 2 && g.DW == 1 && (g.KW == 2 || g.KW == 3)) {
+      for (int64_t step = 0; step < g.OW; step += 8) {
+        // The last step overlaps the one before it (rows of 8 or more).
+        ow = std::max<int64_t>(0, std::min(step, g.OW - 8));
+        const float *q = t + 2 * ow;
+        __m256 a = _mm256_loadu_ps(q), c = _mm256_loadu_ps(q + 8);
+        __m256 m = maxNaN8(evenLanes(a, c), oddLanes(a, c));
+        if (g.KW == 3)
+          m = maxNaN8(m, evenLanes(_mm256_loadu_ps(q + 2), _mm256_loadu_ps(q + 10)));
+        if (g.OW >= 8) {
+          _mm256_storeu_ps(row + ow, m);
+        } else {
+          alignas(32) float lanes[8];
+          _mm256_store_ps(lanes, m);
+          std::copy(lanes, lanes + g.OW, row);
+        }
+      }
+      return;
+    }
+#endif
+    for (; ow < g.OW; ++ow) {
+      const float *q = t + ow * g.SW;
+      float m = q[0];
+      for (int64_t kw = 1; kw < g.KW; ++kw)
+        m = maxNaN(m, q[kw * g.DW]);
+      row[ow] = m;
     }
   }
 

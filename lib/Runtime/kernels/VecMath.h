@@ -56,6 +56,13 @@ inline __m256 act8(Act act, __m256 x, float slope) {
   return x;
 }
 
+/// max(m, v) lane by lane, NaN where either is (as PyTorch's max pooling).
+inline __m256 maxNaN8(__m256 m, __m256 v) {
+  // maxps returns its second operand when either is NaN.
+  __m256 r = _mm256_max_ps(m, v);
+  return _mm256_blendv_ps(r, m, _mm256_cmp_ps(m, m, _CMP_UNORD_Q));
+}
+
 /// The even-indexed floats of a:c (16 consecutive floats), in order.
 inline __m256 evenLanes(__m256 a, __m256 c) {
   __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0));
