@@ -1205,9 +1205,8 @@ TEST_CASE("kernel: nn.Conv2d 3x3 with 32 channels (Winograd and im2col)") {
     checkConv(odd, rng, "3x3 40->20 batch 2 on 18x14 (Winograd)", 1e-4, 1e-4);
   }
   {
-    // No padding, 3 x 10 tiles: the first 8 of each row lie inside the
-    // input and take the 8-tile vector input and output transforms, the
-    // last 2 the scalar ones.
+    // No padding, 3 x 10 tiles: groups of 8 consecutive tiles span tile
+    // rows.
     ConvSpec inner{1, 32, 14, 40, 16, 3, 1, 0, 1, 1, true};
     std::mt19937 rng(1623);
     checkConv(inner, rng, "3x3 32->16 on 14x40, no padding (Winograd)", 1e-4, 1e-4);
@@ -1219,8 +1218,8 @@ TEST_CASE("kernel: nn.Conv2d 3x3 with 32 channels (Winograd and im2col)") {
     checkConv(narrow, rng, "3x3 16->16 on 12x11, one thread (Winograd)", 1e-4, 1e-4, 1);
   }
   {
-    // 1 x 13 tiles: two blocks of 6 and a tail of 1; the first 8 tiles also
-    // take the 8-tile vector output transform.
+    // 1 x 13 tiles: two blocks of 6 and a tail of 1; a group of 8 tiles and
+    // one of 5.
     ConvSpec tail{1, 32, 4, 50, 16, 3, 1, 1, 1, 1, true};
     std::mt19937 rng(1619);
     checkConv(tail, rng, "3x3 32->16 pad 1 on 4x50 (Winograd)", 1e-4, 1e-4);
@@ -1349,7 +1348,8 @@ namespace {
 /// the convolution's epilogue and, with fusion off, run separately.
 void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAttrs,
                          const std::function<double(double)> &refAct, std::mt19937 &rng,
-                         const std::string &what) {
+                         const std::string &what, double atol = kAtol, double rtol = kRtol,
+                         int threads = 0) {
   CAPTURE(what);
   ConvShapes sh = convShapes(s);
   const Dims &in = sh.in, &out = sh.out;
@@ -1365,14 +1365,35 @@ void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAtt
   auto ref = convRef(s, x, w, b, out[2], out[3]);
   for (double &v : ref)
     v = refAct(v);
+  test::ScopedThreadCount restore;
   for (bool fuse : {true, false}) {
     rt::CompileOptions opts;
     opts.fuseActivations = fuse;
+    opts.numThreads = threads;
     expectClose(runModule(*m, {tensorOf(in, x)}, opts)[0], out, ref,
-                what + (fuse ? " (fused)" : " (separate)"));
+                what + (fuse ? " (fused)" : " (separate)"), atol, rtol);
   }
 }
 } // namespace
+
+TEST_CASE("kernel: Winograd on 1 and 2 threads, with fused activations") {
+  // 30x27 outputs are 8 x 7 = 56 tiles with partial ones at the right and
+  // bottom, a last group of 8 tiles that is partial, and 20 output
+  // channels (a partial panel). Bias and activation are applied over the
+  // output planes after the transform.
+  ConvSpec s{1, 32, 30, 27, 20, 3, 1, 1, 1, 1, true};
+  auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
+  for (int threads : {1, 2}) {
+    std::string on = " on " + std::to_string(threads) + " thread(s)";
+    std::mt19937 rng(1624);
+    checkConv(s, rng, "3x3 32->20 on 30x27 (Winograd)" + on, 1e-4, 1e-4, threads);
+    checkConvActivation(s, "nn.SiLU", {}, silu, rng, "Winograd -> SiLU" + on, 1e-4, 1e-4,
+                        threads);
+    checkConvActivation(s, "nn.ReLU6", {}, relu6, rng, "Winograd -> ReLU6" + on, 1e-4, 1e-4,
+                        threads);
+  }
+}
 
 TEST_CASE("kernel: nn.LeakyReLU after nn.Conv2d, fused and not fused") {
   std::mt19937 rng(1819);
