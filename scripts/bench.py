@@ -107,6 +107,21 @@ def gemm_peak():
             for m in re.finditer(r"threads=(\d+) n=\d+ gflops=([\d.]+)", out)}
 
 
+def machine():
+    """One line naming the CPU: figures differ across machine types."""
+    info = {}
+    try:
+        for line in open("/proc/cpuinfo"):
+            key, _, value = line.partition(":")
+            info.setdefault(key.strip(), value.strip())
+    except OSError:
+        return "unknown CPU"
+    flags = info.get("flags", "").split()
+    isa = "AVX-512" if "avx512f" in flags else "AVX2 + FMA, no AVX-512" if "avx2" in flags else "no AVX2"
+    return (f"{info.get('model name', 'unknown CPU')} (family {info.get('cpu family', '?')}, "
+            f"model {info.get('model', '?')}), {os.cpu_count()} cores, {isa}")
+
+
 models = args.models.split(",")
 threads = [int(t) for t in args.threads.split(",")]
 peak = gemm_peak()
@@ -134,6 +149,8 @@ lines = [
     "convolutions, linear layers, matmuls and attention; the peak is OpenBLAS sgemm",
     f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
     f"{peak.get(2, 0):.0f} on 2.",
+    "",
+    f"Machine: {machine()}.",
     "",
     "Made by `" + " ".join(["bash scripts/bench.sh"] + sys.argv[1:]) + "`.",
     "",

@@ -314,7 +314,8 @@ private:
 
   /// Direct depthwise convolution: each channel plane is copied once into a
   /// zero-padded scratch plane so the inner loops run without bounds checks;
-  /// stride 1 rows are contiguous multiply-adds the compiler vectorizes.
+  /// 3x3 layers run depthwise3x3, others a loop of contiguous (stride 1)
+  /// multiply-adds the compiler vectorizes.
   void depthwise(const float *x, float *y, const float *bias) {
     const ConvGeometry &g = g_;
     int64_t HW = g.OH * g.OW;

@@ -8,8 +8,8 @@
 // PackedGemm.h, whose register kernel then runs the 36 products without
 // repacking them (resnet18 layer3, 14x14x256: 1.9 ms to 1.3 ms per
 // convolution against OpenBLAS, which packs both operands on every call).
-// Input and output tiles inside the plane are transformed 8 at a time, one
-// per vector lane.
+// Input and output tiles are transformed 8 consecutive tiles at a time, one
+// per vector lane, the input read from a zero-bordered copy of each plane.
 //
 //===----------------------------------------------------------------------===//
 #include "Winograd.h"
