@@ -773,6 +773,17 @@ std::vector<double> poolRef(const Dims &in, const std::vector<float> &x, const D
       }
   return r;
 }
+
+/// nn.MaxPool2d with a k×k window, stride s, padding p and dilation 1.
+rt::Tensor runMaxPool(const Dims &in, const std::vector<float> &x, const Dims &out, int64_t k,
+                      int64_t s, int64_t p, bool ceilMode = false) {
+  auto pair = [](int64_t v) { return "[" + std::to_string(v) + "," + std::to_string(v) + "]"; };
+  return runOneOp(in, x,
+                  std::string("nn.MaxPool2d(%x) {ceil_mode=") + (ceilMode ? "true" : "false") +
+                      ", dilation=[1,1], kernel_size=" + pair(k) + ", padding=" + pair(p) +
+                      ", stride=" + pair(s) + "}",
+                  out);
+}
 } // namespace
 
 TEST_CASE("kernel: adaptive pools with uneven windows") {
@@ -823,10 +834,7 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
     // H=8: ceil((8+2-3)/2)+1 = 5; W=7: ceil((7+2-3)/2)+1 = 4.
     Dims in{2, 3, 8, 7}, out{2, 3, 5, 4};
     auto x = uniform(rng, count(in));
-    auto got = runOneOp(in, x,
-                        "nn.MaxPool2d(%x) {ceil_mode=true, dilation=[1,1], kernel_size=[3,3], "
-                        "padding=[1,1], stride=[2,2]}",
-                        out);
+    auto got = runMaxPool(in, x, out, 3, 2, 1, true);
     expectClose(got, out, poolRef(in, x, out, 3, 2, 1, true, false), "max ceil");
   }
   SUBCASE("MaxPool2d ceil_mode drops a window starting in the padding") {
@@ -834,27 +842,18 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
     // would start in the right padding ((4-1)*2 >= 5+1), so PyTorch gives 3.
     Dims in{1, 2, 5, 5}, out{1, 2, 3, 3};
     auto x = uniform(rng, count(in));
-    auto got = runOneOp(in, x,
-                        "nn.MaxPool2d(%x) {ceil_mode=true, dilation=[1,1], kernel_size=[2,2], "
-                        "padding=[1,1], stride=[2,2]}",
-                        out);
+    auto got = runMaxPool(in, x, out, 2, 2, 1, true);
     expectClose(got, out, poolRef(in, x, out, 2, 2, 1, true, false), "max ceil drop");
   }
   SUBCASE("MaxPool2d stride 1 and stride 3 (the non-stride-2 path)") {
     Dims in{1, 3, 9, 10};
     auto x = uniform(rng, count(in));
     Dims out1{1, 3, 9, 10};
-    auto got1 = runOneOp(in, x,
-                         "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[3,3], "
-                         "padding=[1,1], stride=[1,1]}",
-                         out1);
+    auto got1 = runMaxPool(in, x, out1, 3, 1, 1);
     expectClose(got1, out1, poolRef(in, x, out1, 3, 1, 1, true, false), "max stride 1");
     // floor((9+2-4)/3)+1 = 3, floor((10+2-4)/3)+1 = 3.
     Dims out3{1, 3, 3, 3};
-    auto got3 = runOneOp(in, x,
-                         "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[4,4], "
-                         "padding=[1,1], stride=[3,3]}",
-                         out3);
+    auto got3 = runMaxPool(in, x, out3, 4, 3, 1);
     expectClose(got3, out3, poolRef(in, x, out3, 4, 3, 1, true, false), "max stride 3");
   }
   SUBCASE("MaxPool2d 3x3 and 2x2 stride 2 on wide rows (8 outputs per step)") {
@@ -863,22 +862,13 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
     Dims in{1, 3, 9, 37};
     auto x = uniform(rng, count(in));
     Dims out3{1, 3, 5, 19};
-    auto got3 = runOneOp(in, x,
-                         "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[3,3], "
-                         "padding=[1,1], stride=[2,2]}",
-                         out3);
+    auto got3 = runMaxPool(in, x, out3, 3, 2, 1);
     expectClose(got3, out3, poolRef(in, x, out3, 3, 2, 1, true, false), "max 3x3 s2 wide");
     Dims out2{1, 3, 4, 18};
-    auto got2 = runOneOp(in, x,
-                         "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[2,2], "
-                         "padding=[0,0], stride=[2,2]}",
-                         out2);
+    auto got2 = runMaxPool(in, x, out2, 2, 2, 0);
     expectClose(got2, out2, poolRef(in, x, out2, 2, 2, 0, true, false), "max 2x2 s2 wide");
     x[size_t(3 * 37 + 31)] = std::numeric_limits<float>::quiet_NaN(); // row 3, column 31
-    got3 = runOneOp(in, x,
-                    "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[3,3], "
-                    "padding=[1,1], stride=[2,2]}",
-                    out3);
+    got3 = runMaxPool(in, x, out3, 3, 2, 1);
     const float *y = got3.data<float>();
     // Column 31 lies in the windows of outputs 15 and 16 (columns 29-31
     // and 31-33), row 3 in those of output rows 1 and 2.
@@ -892,10 +882,7 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
     Dims in{1, 1, 4, 4}, out{1, 1, 2, 2};
     std::vector<float> x(16, 1.f);
     x[5] = std::numeric_limits<float>::quiet_NaN(); // in the top-left window only
-    auto got = runOneOp(in, x,
-                        "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[1,1], kernel_size=[2,2], "
-                        "padding=[0,0], stride=[2,2]}",
-                        out);
+    auto got = runMaxPool(in, x, out, 2, 2, 0);
     REQUIRE(got.numel() == 4);
     const float *y = got.data<float>();
     CHECK(std::isnan(y[0]));
@@ -1141,8 +1128,9 @@ TEST_CASE("kernel: nn.Conv2d depthwise") {
   // and a tail of 3), and 16 outputs whose last step reads the row's end.
   checkConv({2, 4, 9, 37, 4, 3, 2, 1, 1, 4, true}, rng, "depthwise 3x3 stride 2 pad 1, W 37");
   checkConv({1, 2, 7, 34, 2, 3, 2, 0, 1, 2, false}, rng, "depthwise 3x3 stride 2 pad 0, W 34");
-  // Rows shorter than 8 outputs or ending in a partial step take the
-  // masked last step; without padding its loads run past the plane.
+  // Rows shorter than 8 outputs store 8 lanes into the rows after them
+  // (the plane's last row through a buffer); longer rows end with an
+  // overlapping step. Without padding the loads run past the plane.
   checkConv({1, 8, 7, 7, 8, 3, 1, 1, 1, 8, true}, rng, "depthwise 3x3 stride 1 pad 1, W 7");
   checkConv({2, 8, 14, 14, 8, 3, 1, 1, 1, 8, true}, rng, "depthwise 3x3 stride 1 pad 1, W 14");
   checkConv({1, 4, 5, 17, 4, 3, 1, 0, 1, 4, false}, rng, "depthwise 3x3 stride 1 pad 0, W 17");

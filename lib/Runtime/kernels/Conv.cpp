@@ -333,13 +333,8 @@ private:
       for (int64_t c = 0; c < g.C; ++c) {
         float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;
         const float *src = x + (n * g.C + c) * g.H * g.W;
-        for (int64_t h = 0; h < g.H; ++h) {
-#ifdef KC_HAVE_VEC8
+        for (int64_t h = 0; h < g.H; ++h)
           copyShortRow(pad + (h + g.PH) * PWt + g.PW, src + h * g.W, g.W);
-#else
-          std::memcpy(pad + (h + g.PH) * PWt + g.PW, src + h * g.W, sizeof(float) * g.W);
-#endif
-        }
         float *dst = y + (n * g.C + c) * HW;
         const float *k = w_.data<float>() + c * g.KH * g.KW;
         float b = bias ? bias[c] : 0.f;

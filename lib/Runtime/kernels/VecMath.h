@@ -75,25 +75,33 @@ inline __m256 oddLanes(__m256 a, __m256 c) {
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
 }
 
-/// Copies n floats with vector moves, the last one overlapping the one
-/// before it, inline: for the rows of 7 to 56 floats of small planes, a
-/// memcpy call costs more than the copy, and masked stores are slow on
-/// some cores.
+} // namespace kc::rt
+
+#endif
+
+namespace kc::rt {
+
+/// Copies n floats; with AVX2, by vector moves inline, the last one
+/// overlapping the one before it: for the rows of 7 to 56 floats of small
+/// planes, a memcpy call costs more than the copy, and masked stores are
+/// slow on some cores.
 inline void copyShortRow(float *dst, const float *src, int64_t n) {
+#ifdef KC_HAVE_VEC8
   if (n >= 8) {
     for (int64_t i = 0; i + 8 < n; i += 8)
       _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
     _mm256_storeu_ps(dst + n - 8, _mm256_loadu_ps(src + n - 8));
-  } else if (n >= 4) {
+    return;
+  }
+  if (n >= 4) {
     __m128 head = _mm_loadu_ps(src), tail = _mm_loadu_ps(src + n - 4);
     _mm_storeu_ps(dst, head);
     _mm_storeu_ps(dst + n - 4, tail);
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      dst[i] = src[i];
+    return;
   }
+#endif
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = src[i];
 }
 
 } // namespace kc::rt
-
-#endif

@@ -189,13 +189,8 @@ private:
       const float *plane = x + c * H_ * W_;
       // Rows and columns past the input stay zero from the first fill:
       // only the input's own window is ever written.
-      for (int64_t h = 0; h < H_; ++h) {
-#ifdef KC_HAVE_VEC8
+      for (int64_t h = 0; h < H_; ++h)
         copyShortRow(pad + (h + PH_) * PWt + PW_, plane + h * W_, W_);
-#else
-        std::memcpy(pad + (h + PH_) * PWt + PW_, plane + h * W_, sizeof(float) * W_);
-#endif
-      }
       float *v = V + c * T_;
       for (int64_t t0 = 0; t0 < T_; t0 += 8) {
         int64_t n = std::min<int64_t>(8, T_ - t0);
