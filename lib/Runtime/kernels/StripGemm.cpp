@@ -26,8 +26,8 @@ template <Act A>
 void tile(const float *a, const float *b, int64_t ldb, int64_t K, const float *bias, float slope,
           float *c, int64_t ldc, int64_t rows, int64_t cols) {
   alignas(32) float t[kStripRows][kTileCols];
-  bool full = rows == kStripRows && cols == kTileCols;
 #ifdef KC_HAVE_VEC8
+  bool full = rows == kStripRows && cols == kTileCols;
   // Named accumulators: with arrays GCC spills them to the stack every k.
   __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
   {
