@@ -1431,6 +1431,25 @@ TEST_CASE("kernel: nn.Conv2d on the strip kernel, patches gathered per block") {
                       rng, "3x3 -> Sigmoid");
 }
 
+TEST_CASE("kernel: the strip kernel's work shared over 2 and 3 threads") {
+  // 14x14 outputs are four blocks of columns (64, 64, 64, 4); shared out as
+  // whole blocks they leave threads uneven, so the output channels are
+  // split into groups of strips as well, the last group shorter: 40
+  // channels are 7 strips (the last of 4 rows), 99 are 17. Every output
+  // is compared, whichever thread computed it.
+  std::mt19937 rng(1825);
+  auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
+  for (int threads : {2, 3}) {
+    std::string on = " on " + std::to_string(threads) + " threads";
+    checkConv({1, 16, 14, 14, 40, 1, 1, 0, 1, 1, true}, rng, "1x1 16->40 on 14x14" + on, kAtol,
+              kRtol, threads);
+    checkConvActivation({1, 24, 14, 14, 99, 1, 1, 0, 1, 1, true}, "nn.ReLU6", {}, relu6, rng,
+                        "1x1 24->99 on 14x14 -> ReLU6" + on, kAtol, kRtol, threads);
+    checkConv({1, 8, 30, 26, 20, 3, 2, 1, 1, 1, true}, rng, "3x3 stride 2 8->20 on 15x13" + on,
+              kAtol, kRtol, threads);
+  }
+}
+
 TEST_CASE("kernel: depthwise nn.Conv2d with fused activations") {
   // The 3x3 path clamps in its loop for ReLU/ReLU6 and runs other
   // activations over each finished row: negative sums must reach SiLU

@@ -11,6 +11,8 @@
 #include "PackedGemm.h"
 #include "VecMath.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <omp.h>
 #include <vector>
 
@@ -94,18 +96,68 @@ void packStrips(const float *A, int64_t lda, int64_t M, int64_t K, float *out) {
 }
 
 namespace {
+/// How gemmStripsT shares its work out: items are (group of strips, block
+/// of columns) pairs, group-major, and thread t takes items [first[t],
+/// first[t + 1]).
+struct StripSchedule {
+  int64_t groups = 1, perGroup = 0;
+  llvm::SmallVector<int64_t, 17> first;
+};
+
+/// Picks the number of strip groups, and each thread's items, whose busiest
+/// thread has the least to do. A 14x14 output is four blocks of columns
+/// (64, 64, 64 and 4): as whole blocks over 2 threads, one thread gets 128
+/// columns and the other 68. Splitting the strips too evens that out, at
+/// the price of each thread filling more blocks of B; a fill costs about a
+/// third of one strip's products over the block, which the costs count.
+StripSchedule scheduleStrips(int64_t M, int64_t N, int threads) {
+  int64_t blocks = (N + kStripBlockCols - 1) / kStripBlockCols;
+  int64_t strips = (M + kStripRows - 1) / kStripRows;
+  auto tiles = [&](int64_t blk) {
+    return (std::min(kStripBlockCols, N - blk * kStripBlockCols) + kTileCols - 1) / kTileCols;
+  };
+  StripSchedule best;
+  int64_t bestLoad = INT64_MAX;
+  llvm::SmallVector<int64_t, 17> first;
+  // Past about 8 items per thread, whole blocks balance well enough.
+  int64_t most = std::min<int64_t>(strips, (8 * threads + blocks - 1) / blocks);
+  for (int64_t tried = 1; tried <= most; ++tried) {
+    int64_t perGroup = (strips + tried - 1) / tried;
+    int64_t groups = (strips + perGroup - 1) / perGroup; // none empty
+    auto cost = [&](int64_t item) {
+      int64_t grp = item / blocks, blk = item % blocks;
+      int64_t s = std::min(strips, (grp + 1) * perGroup) - grp * perGroup;
+      return tiles(blk) * (3 * s + 1);
+    };
+    int64_t items = groups * blocks, total = 0;
+    for (int64_t i = 0; i < items; ++i)
+      total += cost(i);
+    // Contiguous ranges, each ending where the running cost comes nearest
+    // to the thread's share of the total.
+    first.assign(1, 0);
+    int64_t done = 0, load = 0, i = 0;
+    for (int t = 1; t <= threads; ++t) {
+      int64_t target = total * t / threads, start = done;
+      while (i < items && (t == threads || done + cost(i) / 2 < target))
+        done += cost(i++);
+      first.push_back(i);
+      load = std::max(load, done - start);
+    }
+    if (load < bestLoad) {
+      bestLoad = load;
+      best.groups = groups, best.perGroup = perGroup, best.first = first;
+    }
+  }
+  return best;
+}
+
 template <Act A>
 void gemmStripsT(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlockFn fill, float *C,
                  int64_t ldc, const float *bias, float slope, bool parallel) {
   int64_t blocks = (N + kStripBlockCols - 1) / kStripBlockCols;
   int64_t strips = (M + kStripRows - 1) / kStripRows;
-  // Work items are blocks of columns; when there are too few of them to
-  // keep every thread busy (outputs of 7x7), the strips are split as well,
-  // each item then filling its block of B itself.
   int threads = parallel && !omp_in_parallel() ? omp_get_max_threads() : 1;
-  int64_t groups =
-      blocks >= 2 * threads ? 1 : std::min(strips, (2 * threads + blocks - 1) / blocks);
-  int64_t perGroup = (strips + groups - 1) / groups;
+  StripSchedule plan = scheduleStrips(M, N, threads);
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     // One block of B per thread, grown once and then reused. Columns past
@@ -116,19 +168,20 @@ void gemmStripsT(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlo
       buffer.resize(size_t(K * kStripBlockLd + 16));
     // Rows start on cache lines, so a tile's row of 16 floats is one line.
     float *block = buffer.data() + (16 - reinterpret_cast<uintptr_t>(buffer.data()) / 4 % 16) % 16;
-#pragma omp for schedule(static)
-    for (int64_t item = 0; item < blocks * groups; ++item) {
-      int64_t blk = item / groups, s0 = item % groups * perGroup;
-      int64_t n0 = blk * kStripBlockCols, cols = std::min(kStripBlockCols, N - n0);
-      fill(n0, cols, block);
-      for (int64_t s = s0; s < std::min(strips, s0 + perGroup); ++s) {
-        int64_t m0 = s * kStripRows, rows = std::min(kStripRows, M - m0);
-        const float *a = packedA + m0 * K;
-        for (int64_t t0 = 0; t0 < cols; t0 += kTileCols)
-          tile<A>(a, block + t0, kStripBlockLd, K, bias ? bias + m0 : nullptr, slope,
-                  C + m0 * ldc + n0 + t0, ldc, rows, std::min(kTileCols, cols - t0));
+    // A team smaller than asked for takes the missing threads' shares too.
+    for (int t = omp_get_thread_num(); t < threads; t += omp_get_num_threads())
+      for (int64_t item = plan.first[t]; item < plan.first[t + 1]; ++item) {
+        int64_t s0 = item / blocks * plan.perGroup, blk = item % blocks;
+        int64_t n0 = blk * kStripBlockCols, cols = std::min(kStripBlockCols, N - n0);
+        fill(n0, cols, block);
+        for (int64_t s = s0; s < std::min(strips, s0 + plan.perGroup); ++s) {
+          int64_t m0 = s * kStripRows, rows = std::min(kStripRows, M - m0);
+          const float *a = packedA + m0 * K;
+          for (int64_t t0 = 0; t0 < cols; t0 += kTileCols)
+            tile<A>(a, block + t0, kStripBlockLd, K, bias ? bias + m0 : nullptr, slope,
+                    C + m0 * ldc + n0 + t0, ldc, rows, std::min(kTileCols, cols - t0));
+        }
       }
-    }
   }
 }
 } // namespace
