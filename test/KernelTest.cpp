@@ -1200,10 +1200,12 @@ TEST_CASE("kernel: nn.Conv2d 3x3 with 32 channels (Winograd and im2col)") {
     checkConv(inner, rng, "3x3 32->16 on 14x40, no padding (Winograd)", 1e-4, 1e-4);
   }
   {
-    // On one thread Winograd starts at 16 input channels.
+    // Winograd starts at 16 input channels, on any number of threads.
     ConvSpec narrow{1, 16, 12, 11, 16, 3, 1, 1, 1, 1, true};
     std::mt19937 rng(1622);
-    checkConv(narrow, rng, "3x3 16->16 on 12x11, one thread (Winograd)", 1e-4, 1e-4, 1);
+    for (int threads : {1, 2})
+      checkConv(narrow, rng, "3x3 16->16 on 12x11 (Winograd) on " + std::to_string(threads) +
+                                 " thread(s)", 1e-4, 1e-4, threads);
   }
   {
     // 1 x 13 tiles: two blocks of 6 and a tail of 1; a group of 8 tiles and
