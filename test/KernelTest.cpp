@@ -1229,6 +1229,16 @@ TEST_CASE("kernel: nn.Conv2d deep layers on the packed-weight kernel") {
   checkConv(ConvSpec{1, 60, 9, 9, 36, 3, 1, 1, 1, 2, false}, rng, "3x3 groups 2 60->36");
   // Pointwise: K = 300, 7x7 outputs.
   checkConv(ConvSpec{1, 300, 7, 7, 17, 1, 1, 0, 1, 1, true}, rng, "1x1 300->17 on 7x7");
+  // Patches are gathered straight into strips of 6 positions: 7x7 outputs
+  // of a padded 3x3 (resnet18's last layers) are 8 strips and 1 position,
+  // and with dilation 2 a strip's taps fall in the padding on both sides.
+  for (int threads : {1, 2}) {
+    std::string on = " on " + std::to_string(threads) + " thread(s)";
+    checkConv(ConvSpec{1, 32, 7, 7, 24, 3, 1, 1, 1, 1, true}, rng, "3x3 pad 1 32->24 on 7x7" + on,
+              kAtol, kRtol, threads);
+    checkConv(ConvSpec{1, 32, 9, 9, 20, 3, 1, 2, 2, 1, false}, rng,
+              "3x3 dilation 2 pad 2 32->20 on 9x9" + on, kAtol, kRtol, threads);
+  }
 }
 
 TEST_CASE("kernel: nn.ConvTranspose2d strided, padded, dilated, grouped") {

@@ -19,7 +19,7 @@
 namespace kc::rt {
 namespace {
 
-constexpr int kCols = 6;
+constexpr int kCols = int(kColumnStrip);
 
 /// C block = A panel (rows 16) × B[:, 0:NR], `rows` of the 16 written.
 template <int NR>
@@ -105,14 +105,14 @@ void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out) {
   packRowBlocks(A, lda, M, K, kPanelRows, out);
 }
 
-void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
-                          int64_t N, float *C, int64_t ldc) {
+void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
+                          ColumnStripFn fill, float *C, int64_t ldc) {
   // Strips of 6 columns, each K groups of 6 floats (zeros past N), so the
   // kernel reads B as one contiguous stream with leading dimension 6.
-  int64_t strips = (N + kCols - 1) / kCols;
+  int64_t strips = (N + kColumnStrip - 1) / kColumnStrip;
   thread_local std::vector<float> buffer; // grows once, then reused
-  if (buffer.size() < size_t(strips * K * kCols))
-    buffer.resize(size_t(strips * K * kCols));
+  if (buffer.size() < size_t(strips * K * kColumnStrip))
+    buffer.resize(size_t(strips * K * kColumnStrip));
   float *packed = buffer.data();
   int64_t panels = (M + kPanelRows - 1) / kPanelRows;
   // One team packs B and then shares out the panels: packed by one thread,
@@ -120,19 +120,25 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const floa
 #pragma omp parallel if (!omp_in_parallel())
   {
 #pragma omp for schedule(static)
-    for (int64_t s = 0; s < strips; ++s) {
-      int64_t cols = std::min<int64_t>(kCols, N - s * kCols);
-      float *o = packed + s * K * kCols;
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t j = 0; j < kCols; ++j)
-          o[k * kCols + j] = j < cols ? B[k * ldb + s * kCols + j] : 0.f;
-    }
+    for (int64_t s = 0; s < strips; ++s)
+      fill(s * kColumnStrip, std::min(kColumnStrip, N - s * kColumnStrip),
+           packed + s * K * kColumnStrip);
 #pragma omp for schedule(static)
     for (int64_t pb = 0; pb < panels; ++pb)
       for (int64_t s = 0; s < strips; ++s)
-        gemmPanel(packedA, pb, M, K, packed + s * K * kCols, kCols,
-                  std::min<int64_t>(kCols, N - s * kCols), C + s * kCols, ldc);
+        gemmPanel(packedA, pb, M, K, packed + s * K * kColumnStrip, kColumnStrip,
+                  std::min(kColumnStrip, N - s * kColumnStrip), C + s * kColumnStrip, ldc);
   }
+}
+
+void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
+                          int64_t N, float *C, int64_t ldc) {
+  auto copy = [&](int64_t n0, int64_t cols, float *o) {
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < kColumnStrip; ++j)
+        o[k * kColumnStrip + j] = j < cols ? B[k * ldb + n0 + j] : 0.f;
+  };
+  gemmPackedFewColumns(packedA, M, K, N, copy, C, ldc);
 }
 
 } // namespace kc::rt

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -44,10 +46,23 @@ void packRowBlocks(const float *A, int64_t lda, int64_t M, int64_t K, int64_t bl
 /// (packedSize(M, K) floats); rows past M are zero.
 void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out);
 
+/// Columns of B per strip of the packed-B form gemmPackedFewColumns uses.
+constexpr int64_t kColumnStrip = 6;
+
+/// Writes columns [n0, n0 + cols) of B (cols ≤ kColumnStrip) as a strip:
+/// K groups of kColumnStrip floats, zeros past `cols`. Called from several
+/// threads at once, for different strips.
+using ColumnStripFn = llvm::function_ref<void(int64_t n0, int64_t cols, float *strip)>;
+
 /// C[M×N] = A·B with A packed, for few columns and a long K (deep
-/// convolution layers): B is packed once into strips of 6 columns, then the
-/// panels of A are shared out over the OpenMP threads, each streaming its
-/// panel once while the packed B stays in cache.
+/// convolution layers): B is produced once as strips of 6 columns by
+/// `fill` (a copy, or patches gathered for a convolution), then the panels
+/// of A are shared out over the OpenMP threads, each streaming its panel
+/// once while the packed B stays in cache.
+void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
+                          ColumnStripFn fill, float *C, int64_t ldc);
+
+/// The same with B row-major (leading dimension ldb).
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
                           int64_t N, float *C, int64_t ldc);
 
