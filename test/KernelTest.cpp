@@ -1431,6 +1431,10 @@ TEST_CASE("kernel: nn.Conv2d on the strip kernel, patches gathered per block") {
   checkConv({1, 4, 15, 17, 16, 3, 2, 1, 2, 2, false}, rng,
             "3x3 stride 2 dilation 2 groups 2 (8 per group)");
   checkConv({1, 3, 20, 30, 9, 5, 3, 2, 1, 1, true}, rng, "5x5 stride 3 pad 2");
+  // Stride 2 reads input rows split into even and odd columns; odd widths
+  // give the two halves different lengths.
+  checkConv({1, 5, 11, 23, 12, 3, 2, 1, 1, 1, true}, rng, "3x3 stride 2 pad 1 on 11x23");
+  checkConv({1, 3, 20, 21, 16, 6, 2, 2, 1, 1, true}, rng, "6x6 stride 2 pad 2 on 20x21");
   checkConv({1, 2, 3, 40, 8, 7, 1, 5, 1, 1, true}, rng, "7x7 pad 5 wider than the input rows");
   auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
   checkConvActivation(plain, "nn.SiLU", {}, silu, rng, "3x3 -> SiLU");

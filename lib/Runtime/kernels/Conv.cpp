@@ -95,12 +95,32 @@ std::pair<int64_t, int64_t> insideRange(int64_t off, int64_t stride, int64_t cou
   return {lo, hi};
 }
 
+/// Rewrites each of `rows` rows of W floats as its even columns followed
+/// by its odd ones, so that a stride-2 walk along a row reads consecutive
+/// floats: gathering a stride-2 layer's patches becomes row copies.
+void splitColumns(const float *in, float *out, int64_t rows, int64_t W, bool parallel) {
+  int64_t We = (W + 1) / 2;
+#pragma omp parallel for if (parallel && rows * W > 65536)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *s = in + r * W;
+    float *e = out + r * W, *o = e + We;
+    for (int64_t i = 0; i < W / 2; ++i) {
+      e[i] = s[2 * i];
+      o[i] = s[2 * i + 1];
+    }
+    if (W % 2)
+      e[We - 1] = s[W - 1];
+  }
+}
+
 /// Gathers, for input channels [c0, c1) of one group's input, the patch
 /// values of output positions [n0, n0 + cols) (row-major over OH×OW): row
 /// (c·KH + kh)·KW + kw of `col`, `ld` floats apart, holds the input value
-/// each position's kernel tap (kh, kw) reads, zero in the padding.
+/// each position's kernel tap (kh, kw) reads, zero in the padding. With
+/// `split`, a stride-2 layer's input rows are laid out as splitColumns
+/// leaves them.
 void gatherPatches(const float *in, float *col, int64_t ld, int64_t c0, int64_t c1,
-                   const ConvGeometry &g, int64_t n0, int64_t cols) {
+                   const ConvGeometry &g, int64_t n0, int64_t cols, bool split = false) {
   // The positions as runs within one output row: (oh, ow0, ow1, first column).
   struct Run {
     int64_t oh, ow0, ow1, j0;
@@ -133,7 +153,12 @@ void gatherPatches(const float *in, float *col, int64_t ld, int64_t c0, int64_t 
           std::fill(row, out, 0.f);
           if (b > a) {
             const float *srow = src + ih * g.W + a * g.SW + off;
-            if (g.SW == 1)
+            if (split) {
+              // Columns of one parity lie together: evens, then odds.
+              int64_t iw = a * 2 + off;
+              srow = src + ih * g.W + (iw % 2 ? (g.W + 1) / 2 : 0) + iw / 2;
+              copyShortRow(out, srow, b - a);
+            } else if (g.SW == 1)
               std::memcpy(out, srow, sizeof(float) * size_t(b - a));
             else if (g.SW == 2)
               gatherStrided<2>(out, srow, b - a, 2);
@@ -221,9 +246,14 @@ public:
     // output channels its strips of 6 rows are mostly padding, and OpenBLAS
     // does better (unet_small's 16->2 head 0.010 against 0.016 ms).
     strips_ = !depthwise_ && !pack_ && OCg_ >= 8;
+    // Their stride-2 layers first split each input row by column parity
+    // (splitColumns), so the patches are gathered by row copies.
+    split_ = strips_ && !pointwise_ && g.SW == 2;
   }
 
   size_t workspaceBytes() const override {
+    if (split_)
+      return size_t(Cg_ * g_.H * g_.W) * sizeof(float);
     if (pointwise_ || depthwise_ || strips_ || pack_)
       return 0;
     size_t whole = size_t(K_ * g_.OH * g_.OW);
@@ -255,8 +285,13 @@ public:
           } else {
             // Patches are gathered block by block, straight into the
             // kernel's buffer: no im2col matrix is written out.
+            const float *src = xg;
+            if (split_) {
+              splitColumns(xg, ws, Cg_ * g_.H, g_.W, threads > 1);
+              src = ws;
+            }
             auto patches = [&](int64_t n0, int64_t cols, float *block) {
-              gatherPatches(xg, block, kStripBlockLd, 0, Cg_, g_, n0, cols);
+              gatherPatches(src, block, kStripBlockLd, 0, Cg_, g_, n0, cols, split_);
             };
             gemmStrips(A, OCg_, K_, HW, patches, yg, HW, bg, act_, slope_, threads > 1);
           }
@@ -496,6 +531,7 @@ private:
   int64_t blockRows_, blocks_;
   int threads_; ///< threads the workspace is sized for
   bool pointwise_, depthwise_;
+  bool split_ = false; ///< stride-2 strips: input rows split by column parity first
   std::vector<float> padded_; ///< per-thread padded planes (depthwise)
 };
 
