@@ -1,5 +1,6 @@
 //===- Norm.cpp - Batch, layer, group and instance normalization ----------===//
 #include "KernelUtils.h"
+#include "VecMath.h"
 
 namespace kc::rt {
 namespace {
@@ -74,6 +75,45 @@ KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", makeBatchNorm);
 /// group of GroupNorm, a channel plane of InstanceNorm), then applies an
 /// affine transform whose parameters repeat every `affineLen` values of a
 /// row (LayerNorm) or are per channel of `inner` values (Group/Instance).
+/// Mean and variance of n floats, summed in double: 8 floats per step
+/// into 8 double accumulators, where one running sum waits on each add in
+/// turn (tiny_transformer's LayerNorms over rows of 64 took 10 % of it).
+std::pair<double, double> meanVariance(const float *x, int64_t n) {
+  double sum = 0, sq = 0;
+  int64_t i = 0;
+#ifdef KC_HAVE_VEC8
+  __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(x + i);
+    s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+  }
+  alignas(32) double lanes[4];
+  _mm256_store_pd(lanes, _mm256_add_pd(s0, s1));
+  sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+#endif
+  for (; i < n; ++i)
+    sum += x[i];
+  double mean = sum / double(n);
+  i = 0;
+#ifdef KC_HAVE_VEC8
+  const __m256d m = _mm256_set1_pd(mean);
+  s0 = _mm256_setzero_pd(), s1 = s0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(x + i);
+    __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), m);
+    __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), m);
+    s0 = _mm256_fmadd_pd(d0, d0, s0);
+    s1 = _mm256_fmadd_pd(d1, d1, s1);
+  }
+  _mm256_store_pd(lanes, _mm256_add_pd(s0, s1));
+  sq = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+#endif
+  for (; i < n; ++i)
+    sq += (x[i] - mean) * (x[i] - mean);
+  return {mean, sq / double(n)};
+}
+
 class RowNormKernel final : public OpKernel {
 public:
   RowNormKernel(int64_t rows, int64_t len, float eps, Tensor w, Tensor b, bool perChannel,
@@ -90,19 +130,23 @@ public:
     for (int64_t r = 0; r < rows_; ++r) {
       const float *xs = x + r * len_;
       float *ys = y + r * len_;
-      double sum = 0, sq = 0;
-      for (int64_t i = 0; i < len_; ++i)
-        sum += xs[i];
-      double mean = sum / len_;
-      for (int64_t i = 0; i < len_; ++i)
-        sq += (xs[i] - mean) * (xs[i] - mean);
-      float inv = float(1.0 / std::sqrt(sq / len_ + eps_));
+      auto [mean, var] = meanVariance(xs, len_);
+      float inv = float(1.0 / std::sqrt(var + eps_));
       float m = float(mean);
       if (!perChannel_) {
-        for (int64_t i = 0; i < len_; ++i) {
-          float v = (xs[i] - m) * inv;
-          ys[i] = w ? v * w[i] + (b ? b[i] : 0.f) : (b ? v + b[i] : v);
-        }
+        // One loop per case, so that each vectorizes.
+        if (w && b)
+          for (int64_t i = 0; i < len_; ++i)
+            ys[i] = (xs[i] - m) * inv * w[i] + b[i];
+        else if (w)
+          for (int64_t i = 0; i < len_; ++i)
+            ys[i] = (xs[i] - m) * inv * w[i];
+        else if (b)
+          for (int64_t i = 0; i < len_; ++i)
+            ys[i] = (xs[i] - m) * inv + b[i];
+        else
+          for (int64_t i = 0; i < len_; ++i)
+            ys[i] = (xs[i] - m) * inv;
         continue;
       }
       // Row r covers channels starting at (r*len / inner) mod channels.
