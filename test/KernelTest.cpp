@@ -1330,7 +1330,7 @@ void checkLinear(const Dims &inShape, int64_t outFeatures, std::mt19937 &rng,
 
 TEST_CASE("kernel: nn.Linear on a 3-d input") {
   std::mt19937 rng(1818);
-  checkLinear({2, 4, 5}, 3, rng, "8 rows, 5 -> 3 (one GEMM)");
+  checkLinear({2, 4, 5}, 3, rng, "8 rows, 5 -> 3");
 }
 
 TEST_CASE("kernel: nn.Linear with few rows (matrix-vector products)") {
@@ -1339,8 +1339,96 @@ TEST_CASE("kernel: nn.Linear with few rows (matrix-vector products)") {
   std::mt19937 rng(1819);
   checkLinear({1, 300}, 250, rng, "1 row, 300 -> 250");
   checkLinear({2, 2, 300}, 251, rng, "4 rows, 300 -> 251");
-  checkLinear({5, 300}, 250, rng, "5 rows, 300 -> 250 (one GEMM)");
   checkLinear({1, 7}, 3, rng, "1 row, 7 -> 3 (one thread)");
+}
+
+TEST_CASE("kernel: nn.Linear on the packed-weight kernel and on sgemm") {
+  // From 5 to 256 rows the weight is packed in panels of 16 outputs and
+  // the rows taken 6 at a time: 5 rows are one partial strip, 17 rows two
+  // strips and a partial one, 250 outputs 15 panels and a partial one.
+  // Above 256 rows, one sgemm.
+  std::mt19937 rng(1822);
+  checkLinear({5, 300}, 250, rng, "5 rows, 300 -> 250 (packed)");
+  checkLinear({17, 64}, 40, rng, "17 rows, 64 -> 40 (packed)");
+  checkLinear({2, 128, 33}, 21, rng, "256 rows, 33 -> 21 (packed)");
+  checkLinear({300, 24}, 19, rng, "300 rows, 24 -> 19 (sgemm)");
+}
+
+namespace {
+/// Self-attention through nn.MultiheadAttention against a double-precision
+/// reference: projections, per-head softmax(Q Kᵀ / sqrt(d)) V, output
+/// projection.
+void checkMha(int64_t B, int64_t L, int64_t E, int64_t H, bool batchFirst, std::mt19937 &rng,
+              const std::string &what) {
+  CAPTURE(what);
+  Dims shape = batchFirst ? Dims{B, L, E} : Dims{L, B, E};
+  auto x = uniform(rng, count(shape)), win = uniform(rng, 3 * E * E), bin = uniform(rng, 3 * E),
+       wo = uniform(rng, E * E), bo = uniform(rng, E);
+  auto at = [&](int64_t b, int64_t i) { return batchFirst ? (b * L + i) * E : (i * B + b) * E; };
+  int64_t d = E / H;
+  std::vector<double> ref(size_t(count(shape)));
+  for (int64_t b = 0; b < B; ++b) {
+    // proj[p][i][e]: p = 0, 1, 2 for query, key, value.
+    std::vector<double> proj(size_t(3 * L * E)), o(size_t(L * E));
+    for (int64_t p = 0; p < 3; ++p)
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t e = 0; e < E; ++e) {
+          double acc = bin[size_t(p * E + e)];
+          for (int64_t k = 0; k < E; ++k)
+            acc += double(x[size_t(at(b, i) + k)]) * win[size_t((p * E + e) * E + k)];
+          proj[size_t((p * L + i) * E + e)] = acc;
+        }
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < L; ++i) {
+        std::vector<double> s(static_cast<size_t>(L));
+        double mx = -1e300, sum = 0;
+        for (int64_t j = 0; j < L; ++j) {
+          double dot = 0;
+          for (int64_t c = 0; c < d; ++c)
+            dot += proj[size_t(i * E + h * d + c)] * proj[size_t((L + j) * E + h * d + c)];
+          s[size_t(j)] = dot / std::sqrt(double(d));
+          mx = std::max(mx, s[size_t(j)]);
+        }
+        for (double &v : s)
+          sum += (v = std::exp(v - mx));
+        for (int64_t c = 0; c < d; ++c) {
+          double acc = 0;
+          for (int64_t j = 0; j < L; ++j)
+            acc += s[size_t(j)] / sum * proj[size_t((2 * L + j) * E + h * d + c)];
+          o[size_t(i * E + h * d + c)] = acc;
+        }
+      }
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t e = 0; e < E; ++e) {
+        double acc = bo[size_t(e)];
+        for (int64_t k = 0; k < E; ++k)
+          acc += o[size_t(i * E + k)] * wo[size_t(e * E + k)];
+        ref[size_t(at(b, i) + e)] = acc;
+      }
+  }
+  ModulePtr m = weightedOp("nn.MultiheadAttention", shape,
+                           {{"embed_dim", i64(E)},
+                            {"num_heads", i64(H)},
+                            {"batch_first", flag(batchFirst)},
+                            {"bias", flag(true)}},
+                           {{"in_proj_weight", {3 * E, E}, win},
+                            {"in_proj_bias", {3 * E}, bin},
+                            {"out_proj.weight", {E, E}, wo},
+                            {"out_proj.bias", {E}, bo}},
+                           shape);
+  expectClose(runModule(*m, {tensorOf(shape, x)})[0], shape, ref, what);
+}
+} // namespace
+
+TEST_CASE("kernel: nn.MultiheadAttention, small and large heads, both layouts") {
+  // Heads of at most 16384 multiply-adds (L·L·d) run as loops, larger ones
+  // as sgemm calls; sequences up to 256 project on the packed-weight
+  // kernel, longer ones on sgemm.
+  std::mt19937 rng(1823);
+  checkMha(2, 7, 16, 2, true, rng, "batch 2, 7 tokens, 2 heads of 8 (loops)");
+  checkMha(2, 9, 24, 3, false, rng, "sequence-first, 9 tokens, 3 heads of 8 (loops)");
+  checkMha(1, 40, 32, 2, true, rng, "40 tokens, 2 heads of 16 (sgemm heads)");
+  checkMha(1, 260, 8, 1, false, rng, "260 tokens (sgemm projections and heads)");
 }
 
 namespace {

@@ -1,11 +1,14 @@
 //===- Attention.cpp - nn.MultiheadAttention ------------------------------===//
 //
 // Inference-mode multi-head attention: input projections, per-head scaled
-// dot-product attention with a stable softmax, output projection; every
-// matrix product is an sgemm on strided head slices (no transposing copies).
+// dot-product attention with a stable softmax, output projection. The
+// projections run on kc's panel kernel over weights packed on the first run
+// (sgemm for long sequences); a small head's two products are plain loops,
+// a large head's are sgemm calls on strided head slices.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelUtils.h"
+#include "PackedGemm.h"
 
 #include <cblas.h>
 #include <cstring>
@@ -33,7 +36,7 @@ public:
     const float *v = numInputs_ > 2 ? in[2]->data<float>() : k;
     float *ws = static_cast<float *>(ctx.workspace);
     float *Q = ws, *K = Q + L_ * E_, *V = K + S_ * E_, *O = V + S_ * E_, *P = O + L_ * E_;
-    float *gather = P + L_ * S_; // contiguous copies of seq-first batches
+    float *gather = P + L_ * S_; // a head of K, transposed (small heads)
     int64_t d = E_ / H_;
     float scale = 1.f / std::sqrt(float(d));
     const float *bq = bin_.numel() ? bin_.data<float>() : nullptr;
@@ -49,13 +52,16 @@ public:
       const float *qb = batchFirst_ ? q + b * L_ * E_ : rows(q);
       const float *kb = batchFirst_ ? k + b * S_ * E_ : rows(k);
       const float *vb = batchFirst_ ? v + b * S_ * E_ : rows(v);
-      (void)gather;
-      project(qb, ld, L_, wq_, bq, Q);
-      project(kb, ld, S_, wk_, bq ? bq + E_ : nullptr, K);
-      project(vb, ld, S_, wv_, bq ? bq + 2 * E_ : nullptr, V);
+      project(qb, ld, L_, 0, bq, Q, E_);
+      project(kb, ld, S_, 1, bq ? bq + E_ : nullptr, K, E_);
+      project(vb, ld, S_, 2, bq ? bq + 2 * E_ : nullptr, V, E_);
+      bool small = L_ * S_ * d <= kSmallHead;
       for (int64_t h = 0; h < H_; ++h) {
-        sgemm(false, true, int(L_), int(S_), int(d), scale,
-                    Q + h * d, int(E_), K + h * d, int(E_), 0.f, P, int(S_));
+        if (small)
+          scores(Q + h * d, K + h * d, d, scale, gather, P);
+        else
+          sgemm(false, true, int(L_), int(S_), int(d), scale, Q + h * d, int(E_), K + h * d,
+                int(E_), 0.f, P, int(S_));
         for (int64_t i = 0; i < L_; ++i) {
           float *row = P + i * S_;
           float m = -INFINITY, sum = 0;
@@ -70,29 +76,79 @@ public:
             for (int64_t j = 0; j < S_; ++j)
               attnW[(b * L_ + i) * S_ + j] += row[j] / float(H_);
         }
-        sgemm(false, false, int(L_), int(d), int(S_), 1.f, P,
-                    int(S_), V + h * d, int(E_), 0.f, O + h * d, int(E_));
+        if (small)
+          weighted(P, V + h * d, d, O + h * d);
+        else
+          sgemm(false, false, int(L_), int(d), int(S_), 1.f, P, int(S_), V + h * d, int(E_), 0.f,
+                O + h * d, int(E_));
       }
       // Output projection, written straight into the result's rows.
       float *yb = batchFirst_ ? y + b * L_ * E_ : y + b * E_;
-      sgemm(false, true, int(L_), int(E_), int(E_), 1.f, O,
-                  int(E_), wo_.data<float>(), int(E_), 0.f, yb, int(ld));
-      if (bo_.numel())
-        for (int64_t i = 0; i < L_; ++i)
-          for (int64_t j = 0; j < E_; ++j)
-            yb[i * ld + j] += bo_.data<float>()[j];
+      project(O, E_, L_, 3, bo_.numel() ? bo_.data<float>() : nullptr, yb, ld);
     }
   }
 
 private:
-  void project(const float *x, int64_t ld, int64_t rows, const Tensor &w, const float *bias,
-               float *out) {
-    sgemm(false, true, int(rows), int(E_), int(E_), 1.f, x,
-                int(ld), w.data<float>(), int(E_), 0.f, out, int(E_));
+  /// Heads of at most this many multiply-adds per product (L·S·d) are
+  /// computed by loops: an sgemm call costs more than the product of a
+  /// 16-token, 16-wide head.
+  static constexpr int64_t kSmallHead = 16384;
+  /// Sequences up to this long project on kc's panel kernel over weights
+  /// packed on the first run, else on sgemm.
+  static constexpr int64_t kPackedRows = 256;
+
+  /// out (rows × E, leading dimension ldo) = x Wᵀ + bias for projection
+  /// `which` (0-2: query, key, value; 3: output).
+  void project(const float *x, int64_t ld, int64_t rows, int which, const float *bias, float *out,
+               int64_t ldo) {
+    const Tensor &w = which == 0 ? wq_ : which == 1 ? wk_ : which == 2 ? wv_ : wo_;
+    if (rows <= kPackedRows) {
+      Tensor &p = packed_[which];
+      if (!p.defined()) {
+        p = Tensor::empty(DType::F32, {int64_t(packedSize(E_, E_))});
+        packRows(w.data<float>(), E_, E_, E_, p.data<float>());
+      }
+      gemmPackedRows(p.data<float>(), E_, E_, x, ld, rows, out, ldo);
+    } else {
+      sgemm(false, true, int(rows), int(E_), int(E_), 1.f, x, int(ld), w.data<float>(), int(E_),
+            0.f, out, int(ldo));
+    }
     if (bias)
       for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < E_; ++j)
-          out[i * E_ + j] += bias[j];
+        rowBiasActivation(out + i * ldo, E_, bias, Act::None, 0.f);
+  }
+
+  /// P (L × S) = scale · Q Kᵀ for one head (d columns of Q and K, rows E
+  /// apart), with K's head copied transposed into kt (d × S) so that the
+  /// inner loop runs along contiguous rows and vectorizes.
+  void scores(const float *Q, const float *K, int64_t d, float scale, float *kt, float *P) const {
+    for (int64_t j = 0; j < S_; ++j)
+      for (int64_t c = 0; c < d; ++c)
+        kt[c * S_ + j] = K[j * E_ + c];
+    for (int64_t i = 0; i < L_; ++i) {
+      float *row = P + i * S_;
+      std::fill(row, row + S_, 0.f);
+      for (int64_t c = 0; c < d; ++c) {
+        float q = Q[i * E_ + c] * scale;
+        const float *k = kt + c * S_;
+        for (int64_t j = 0; j < S_; ++j)
+          row[j] += q * k[j];
+      }
+    }
+  }
+
+  /// O (L × d, rows E apart) = P V for one head (d columns of V).
+  void weighted(const float *P, const float *V, int64_t d, float *O) const {
+    for (int64_t i = 0; i < L_; ++i) {
+      float *o = O + i * E_;
+      std::fill(o, o + d, 0.f);
+      for (int64_t j = 0; j < S_; ++j) {
+        float p = P[i * S_ + j];
+        const float *v = V + j * E_;
+        for (int64_t c = 0; c < d; ++c)
+          o[c] += p * v[c];
+      }
+    }
   }
 
   int64_t B_, L_, S_, E_, H_;
@@ -100,6 +156,7 @@ private:
   int numInputs_;
   bool needWeights_;
   Tensor wq_, wk_, wv_, bin_, wo_, bo_;
+  Tensor packed_[4]; ///< wq_, wk_, wv_, wo_ in panels, built on the first run
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c, const KernelBuildContext &) {

@@ -63,6 +63,37 @@ void biasActivationRow(float *p, int64_t n, float bias, Act act, float slope) {
   }
 }
 
+namespace {
+template <Act A> void rowBiasActivationT(float *p, int64_t n, const float *bias, float slope) {
+  int64_t j = 0;
+#ifdef KC_HAVE_VEC8
+  for (; j + 8 <= n; j += 8) {
+    __m256 v = _mm256_loadu_ps(p + j);
+    if (bias)
+      v = _mm256_add_ps(v, _mm256_loadu_ps(bias + j));
+    _mm256_storeu_ps(p + j, act8(A, v, slope));
+  }
+#endif
+  for (; j < n; ++j)
+    p[j] = applyAct(A, p[j] + (bias ? bias[j] : 0.f), slope);
+}
+} // namespace
+
+void rowBiasActivation(float *p, int64_t n, const float *bias, Act act, float slope) {
+  switch (act) {
+  case Act::None:
+    if (bias)
+      rowBiasActivationT<Act::None>(p, n, bias, slope);
+    return;
+  case Act::Relu: return rowBiasActivationT<Act::Relu>(p, n, bias, slope);
+  case Act::Relu6: return rowBiasActivationT<Act::Relu6>(p, n, bias, slope);
+  case Act::Silu: return rowBiasActivationT<Act::Silu>(p, n, bias, slope);
+  case Act::Sigmoid: return rowBiasActivationT<Act::Sigmoid>(p, n, bias, slope);
+  case Act::Hardswish: return rowBiasActivationT<Act::Hardswish>(p, n, bias, slope);
+  case Act::LeakyRelu: return rowBiasActivationT<Act::LeakyRelu>(p, n, bias, slope);
+  }
+}
+
 void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, Act act,
                     float slope) {
   if (!bias && act == Act::None)

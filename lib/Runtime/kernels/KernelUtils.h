@@ -133,6 +133,10 @@ inline float applyAct(Act a, float x, float slope) {
 /// AVX2, see VecMath.h).
 void biasActivationRow(float *p, int64_t n, float bias, Act act, float slope);
 
+/// p[j] = act(p[j] + bias[j]) for j < n (bias may be null): a linear
+/// layer's epilogue, one bias per output feature.
+void rowBiasActivation(float *p, int64_t n, const float *bias, Act act, float slope);
+
 /// Applies `act` (and a per-row bias) to `rows` × `cols` values in place.
 void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, Act act,
                     float slope);

@@ -21,8 +21,15 @@ namespace {
 
 constexpr int kCols = int(kColumnStrip);
 
-/// C block = A panel (rows 16) × B[:, 0:NR], `rows` of the 16 written.
-template <int NR>
+/// Multiply-adds from which a product is shared over the threads: below,
+/// waking the team costs more than it saves (a 16-token linear layer of
+/// 64x128 is 131k).
+constexpr int64_t kParallelWork = int64_t(1) << 18;
+
+/// C block = A panel (rows 16) × B[:, 0:NR], `rows` of the 16 written;
+/// with RowsOut it is written transposed, column j of the block as row j
+/// of C (16 consecutive floats).
+template <int NR, bool RowsOut = false>
 void block(const float *a, const float *b, int64_t ldb, int64_t K, float *c, int64_t ldc,
            int64_t rows) {
   alignas(32) float t[NR][kPanelRows];
@@ -62,9 +69,14 @@ void block(const float *a, const float *b, int64_t ldb, int64_t K, float *c, int
       for (int r = 0; r < kPanelRows; ++r)
         t[j][r] += a[k * kPanelRows + r] * b[k * ldb + j];
 #endif
-  for (int64_t r = 0; r < rows; ++r)
+  if constexpr (RowsOut) {
     for (int j = 0; j < NR; ++j)
-      c[r * ldc + j] = t[j][r];
+      std::copy(t[j], t[j] + rows, c + j * ldc);
+  } else {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int j = 0; j < NR; ++j)
+        c[r * ldc + j] = t[j][r];
+  }
 }
 
 } // namespace
@@ -117,7 +129,7 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
   int64_t panels = (M + kPanelRows - 1) / kPanelRows;
   // One team packs B and then shares out the panels: packed by one thread,
   // B took a sixth of a 14x14 layer's time, during which the other waited.
-#pragma omp parallel if (!omp_in_parallel())
+#pragma omp parallel if (!omp_in_parallel() && M * K * N >= kParallelWork)
   {
 #pragma omp for schedule(static)
     for (int64_t s = 0; s < strips; ++s)
@@ -139,6 +151,45 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const floa
         o[k * kColumnStrip + j] = j < cols ? B[k * ldb + n0 + j] : 0.f;
   };
   gemmPackedFewColumns(packedA, M, K, N, copy, C, ldc);
+}
+
+void gemmPackedRows(const float *packedA, int64_t M, int64_t K, const float *X, int64_t ldx,
+                    int64_t rows, float *Y, int64_t ldy) {
+  int64_t strips = (rows + kCols - 1) / kCols;
+  thread_local std::vector<float> buffer; // grows once, then reused
+  if (buffer.size() < size_t(strips * K * kCols))
+    buffer.resize(size_t(strips * K * kCols));
+  float *packed = buffer.data();
+  int64_t panels = (M + kPanelRows - 1) / kPanelRows;
+#pragma omp parallel if (!omp_in_parallel() && M * K * rows >= kParallelWork)
+  {
+    // Rows of X become the columns of strips: K groups of 6 floats.
+#pragma omp for schedule(static)
+    for (int64_t s = 0; s < strips; ++s) {
+      int64_t n = std::min<int64_t>(kCols, rows - s * kCols);
+      float *o = packed + s * K * kCols;
+      for (int64_t j = 0; j < kCols; ++j)
+        for (int64_t k = 0; k < K; ++k)
+          o[k * kCols + j] = j < n ? X[(s * kCols + j) * ldx + k] : 0.f;
+    }
+#pragma omp for schedule(static)
+    for (int64_t pb = 0; pb < panels; ++pb) {
+      const float *a = packedA + pb * kPanelRows * K;
+      int64_t m0 = pb * kPanelRows, m = std::min(kPanelRows, M - m0);
+      for (int64_t s = 0; s < strips; ++s) {
+        const float *b = packed + s * K * kCols;
+        float *y = Y + s * kCols * ldy + m0;
+        switch (std::min<int64_t>(kCols, rows - s * kCols)) {
+        case 6: block<6, true>(a, b, kCols, K, y, ldy, m); break;
+        case 5: block<5, true>(a, b, kCols, K, y, ldy, m); break;
+        case 4: block<4, true>(a, b, kCols, K, y, ldy, m); break;
+        case 3: block<3, true>(a, b, kCols, K, y, ldy, m); break;
+        case 2: block<2, true>(a, b, kCols, K, y, ldy, m); break;
+        default: block<1, true>(a, b, kCols, K, y, ldy, m); break;
+        }
+      }
+    }
+  }
 }
 
 } // namespace kc::rt

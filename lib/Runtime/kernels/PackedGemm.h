@@ -66,4 +66,12 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
                           int64_t N, float *C, int64_t ldc);
 
+/// Y[rows × M] (leading dimension ldy) = X[rows × K] (ldx) · Aᵀ with A
+/// (M × K) packed: a linear layer on few rows (a small transformer's
+/// tokens), where sgemm would pack the whole weight again on every call.
+/// The rows of X are packed as strips of 6 columns and each 16 × 6 block is
+/// stored transposed, as 6 runs of 16 outputs.
+void gemmPackedRows(const float *packedA, int64_t M, int64_t K, const float *X, int64_t ldx,
+                    int64_t rows, float *Y, int64_t ldy);
+
 } // namespace kc::rt
