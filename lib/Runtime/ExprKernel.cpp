@@ -134,8 +134,8 @@ public:
     size_t need = size_t(threads) * depth_ * kBlock;
     if (scratch_.size() < need)
       scratch_.resize(need); // first run only: the size is fixed per model
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t t = 0; t < total; ++t) {
+    // Thread i of a larger team gets block i at most: scratch_ suffices.
+    parallelFor(total, threads > 1, [&](int64_t t) {
       float *scratch = scratch_.data() + size_t(omp_get_thread_num()) * depth_ * kBlock;
       int64_t row = t / blocksPerRow, j0 = (t % blocksPerRow) * kBlock;
       int64_t n = std::min(kBlock, inner_ - j0);
@@ -165,7 +165,7 @@ public:
         }
       }
       std::memcpy(y + row * inner_ + j0, stack[0], sizeof(float) * n);
-    }
+    });
   }
 
   /// Element offset of row `row` in argument `a`.

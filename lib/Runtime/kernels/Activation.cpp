@@ -18,9 +18,9 @@ public:
     float *y = out[0]->data<float>();
     int64_t n = in[0]->numel();
     const float *p = p_.data();
-#pragma omp parallel for simd if (n > 65536)
-    for (int64_t i = 0; i < n; ++i)
+    parallelFor(n, n > 65536, [&](int64_t i) {
       y[i] = F(x[i], p);
+    });
   }
 
 private:
@@ -178,30 +178,29 @@ public:
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     float sign = k_ == Softmin ? -1.f : 1.f;
-#pragma omp parallel for collapse(2) if (outer_ * inner_ * len_ > 65536)
-    for (int64_t o = 0; o < outer_; ++o)
-      for (int64_t i = 0; i < inner_; ++i) {
-        const float *xs = x + o * len_ * inner_ + i;
-        float *ys = y + o * len_ * inner_ + i;
-        float m = -INFINITY;
-        for (int64_t j = 0; j < len_; ++j)
-          m = std::max(m, sign * xs[j * inner_]);
-        float sum = 0;
-        for (int64_t j = 0; j < len_; ++j) {
-          float e = std::exp(sign * xs[j * inner_] - m);
-          ys[j * inner_] = e;
-          sum += e;
-        }
-        if (k_ == LogSoftmax) {
-          float ls = std::log(sum) + m;
-          for (int64_t j = 0; j < len_; ++j)
-            ys[j * inner_] = xs[j * inner_] - ls;
-        } else {
-          float inv = 1.f / sum;
-          for (int64_t j = 0; j < len_; ++j)
-            ys[j * inner_] *= inv;
-        }
+    parallelFor(outer_ * inner_, outer_ * inner_ * len_ > 65536, [&](int64_t oi) {
+      int64_t o = oi / inner_, i = oi % inner_;
+      const float *xs = x + o * len_ * inner_ + i;
+      float *ys = y + o * len_ * inner_ + i;
+      float m = -INFINITY;
+      for (int64_t j = 0; j < len_; ++j)
+        m = std::max(m, sign * xs[j * inner_]);
+      float sum = 0;
+      for (int64_t j = 0; j < len_; ++j) {
+        float e = std::exp(sign * xs[j * inner_] - m);
+        ys[j * inner_] = e;
+        sum += e;
       }
+      if (k_ == LogSoftmax) {
+        float ls = std::log(sum) + m;
+        for (int64_t j = 0; j < len_; ++j)
+          ys[j * inner_] = xs[j * inner_] - ls;
+      } else {
+        float inv = 1.f / sum;
+        for (int64_t j = 0; j < len_; ++j)
+          ys[j * inner_] *= inv;
+      }
+    });
   }
 
 private:

@@ -100,8 +100,7 @@ std::pair<int64_t, int64_t> insideRange(int64_t off, int64_t stride, int64_t cou
 /// floats: gathering a stride-2 layer's patches becomes row copies.
 void splitColumns(const float *in, float *out, int64_t rows, int64_t W, bool parallel) {
   int64_t We = (W + 1) / 2;
-#pragma omp parallel for if (parallel && rows * W > 65536)
-  for (int64_t r = 0; r < rows; ++r) {
+  parallelFor(rows, parallel && rows * W > 65536, [&](int64_t r) {
     const float *s = in + r * W;
     float *e = out + r * W, *o = e + We;
     for (int64_t i = 0; i < W / 2; ++i) {
@@ -110,7 +109,7 @@ void splitColumns(const float *in, float *out, int64_t rows, int64_t W, bool par
     }
     if (W % 2)
       e[We - 1] = s[W - 1];
-  }
+  });
 }
 
 /// Gathers, for input channels [c0, c1) of one group's input, the patch
@@ -208,9 +207,9 @@ void gatherPatchStrip(const float *in, int64_t Cg, const ConvGeometry &g, int64_
 void im2col(const float *in, float *col, int64_t Cg, const ConvGeometry &g, int64_t oh0,
             int64_t oh1, bool parallel) {
   int64_t cols = (oh1 - oh0) * g.OW;
-#pragma omp parallel for if (parallel && Cg * g.KH * g.KW * cols > 32768)
-  for (int64_t c = 0; c < Cg; ++c)
+  parallelFor(Cg, parallel && Cg * g.KH * g.KW * cols > 32768, [&](int64_t c) {
     gatherPatches(in, col, cols, c, c + 1, g, oh0 * g.OW, cols);
+  });
 }
 
 class Conv2dKernel final : public FusableKernel {
@@ -404,53 +403,51 @@ private:
     int threads = omp_get_max_threads();
     if (padded_.size() < size_t(threads * region))
       padded_.assign(size_t(threads * region), 0.f); // first run only
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t n = 0; n < g.N; ++n)
-      for (int64_t c = 0; c < g.C; ++c) {
-        float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;
-        const float *src = x + (n * g.C + c) * g.H * g.W;
-        for (int64_t h = 0; h < g.H; ++h)
-          copyShortRow(pad + (h + g.PH) * PWt + g.PW, src + h * g.W, g.W);
-        float *dst = y + (n * g.C + c) * HW;
-        const float *k = w_.data<float>() + c * g.KH * g.KW;
-        float b = bias ? bias[c] : 0.f;
-        if (g.KH == 3 && g.KW == 3 && g.DH == 1 && g.DW == 1 && g.SH == g.SW &&
-            (g.SW == 1 || g.SW == 2)) {
-          if (g.SW == 1)
-            depthwise3x3<1>(pad, PWt, dst, k, b);
-          else
-            depthwise3x3<2>(pad, PWt, dst, k, b);
-          continue;
-        }
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          float *row = dst + oh * g.OW;
-          for (int64_t ow = 0; ow < g.OW; ++ow)
-            row[ow] = b;
-          for (int64_t kh = 0; kh < g.KH; ++kh) {
-            const float *prow = pad + (oh * g.SH + kh * g.DH) * PWt;
-            for (int64_t kw = 0; kw < g.KW; ++kw) {
-              float wv = k[kh * g.KW + kw];
-              const float *s = prow + kw * g.DW;
-              if (g.SW == 1) {
-                for (int64_t ow = 0; ow < g.OW; ++ow)
-                  row[ow] += wv * s[ow];
-              } else if (g.SW == 2) {
-                for (int64_t ow = 0; ow < g.OW; ++ow)
-                  row[ow] += wv * s[2 * ow];
-              } else {
-                for (int64_t ow = 0; ow < g.OW; ++ow)
-                  row[ow] += wv * s[ow * g.SW];
-              }
+    parallelFor(g.N * g.C, true, [&](int64_t plane) {
+      int64_t n = plane / g.C, c = plane % g.C;
+      float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;
+      const float *src = x + (n * g.C + c) * g.H * g.W;
+      copyRows(pad + g.PH * PWt + g.PW, PWt, src, g.W, g.H, g.W);
+      float *dst = y + (n * g.C + c) * HW;
+      const float *k = w_.data<float>() + c * g.KH * g.KW;
+      float b = bias ? bias[c] : 0.f;
+      if (g.KH == 3 && g.KW == 3 && g.DH == 1 && g.DW == 1 && g.SH == g.SW &&
+          (g.SW == 1 || g.SW == 2)) {
+        if (g.SW == 1)
+          depthwise3x3<1>(pad, PWt, dst, k, b);
+        else
+          depthwise3x3<2>(pad, PWt, dst, k, b);
+        return;
+      }
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        float *row = dst + oh * g.OW;
+        for (int64_t ow = 0; ow < g.OW; ++ow)
+          row[ow] = b;
+        for (int64_t kh = 0; kh < g.KH; ++kh) {
+          const float *prow = pad + (oh * g.SH + kh * g.DH) * PWt;
+          for (int64_t kw = 0; kw < g.KW; ++kw) {
+            float wv = k[kh * g.KW + kw];
+            const float *s = prow + kw * g.DW;
+            if (g.SW == 1) {
+              for (int64_t ow = 0; ow < g.OW; ++ow)
+                row[ow] += wv * s[ow];
+            } else if (g.SW == 2) {
+              for (int64_t ow = 0; ow < g.OW; ++ow)
+                row[ow] += wv * s[2 * ow];
+            } else {
+              for (int64_t ow = 0; ow < g.OW; ++ow)
+                row[ow] += wv * s[ow * g.SW];
             }
           }
-          if (act_ == Act::Relu6)
-            for (int64_t ow = 0; ow < g.OW; ++ow)
-              row[ow] = std::min(std::max(row[ow], 0.f), 6.f);
-          else if (act_ != Act::None)
-            for (int64_t ow = 0; ow < g.OW; ++ow)
-              row[ow] = applyAct(act_, row[ow], slope_);
         }
+        if (act_ == Act::Relu6)
+          for (int64_t ow = 0; ow < g.OW; ++ow)
+            row[ow] = std::min(std::max(row[ow], 0.f), 6.f);
+        else if (act_ != Act::None)
+          for (int64_t ow = 0; ow < g.OW; ++ow)
+            row[ow] = applyAct(act_, row[ow], slope_);
       }
+    });
   }
 
   /// One channel of the common 3x3 case: all nine taps summed in registers
@@ -596,8 +593,7 @@ public:
         sgemm(true, false, int(rows_), int(HWin), int(Cg_), 1.f,
                     w_.data<float>() + grp * Cg_ * rows_, int(rows_), xg, int(HWin), 0.f, col,
                     int(HWin));
-#pragma omp parallel for
-        for (int64_t oc = 0; oc < OCg_; ++oc)
+        parallelFor(OCg_, true, [&](int64_t oc) {
           for (int64_t kh = 0; kh < g.KH; ++kh)
             for (int64_t kw = 0; kw < g.KW; ++kw) {
               const float *src = col + ((oc * g.KH + kh) * g.KW + kw) * HWin;
@@ -620,6 +616,7 @@ public:
                     drow[j * g.SW] += srow[j];
               }
             }
+        });
         const float *bias = b_.defined() && b_.numel() ? b_.data<float>() + grp * OCg_ : nullptr;
         biasActivation(yg, OCg_, HW, bias, act_, slope_);
       }

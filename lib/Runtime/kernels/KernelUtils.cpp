@@ -98,9 +98,9 @@ void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, 
                     float slope) {
   if (!bias && act == Act::None)
     return;
-#pragma omp parallel for if (rows * cols > 65536)
-  for (int64_t r = 0; r < rows; ++r)
+  parallelFor(rows, rows * cols > 65536, [&](int64_t r) {
     biasActivationRow(data + r * cols, cols, bias ? bias[r] : 0.f, act, slope);
+  });
 }
 
 Act activationOf(const CallNode &c, float *slope) {

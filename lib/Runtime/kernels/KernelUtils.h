@@ -1,6 +1,7 @@
 //===- KernelUtils.h - Shared helpers of the kernel files -------*- C++ -*-===//
 #pragma once
 
+#include "Parallel.h"
 #include "kc/Runtime/OpKernel.h"
 
 #include <algorithm>

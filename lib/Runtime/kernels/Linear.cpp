@@ -57,14 +57,13 @@ private:
   void gemv(const float *x, float *y) const {
     int threads = omp_in_parallel() || out_ * in_ < 65536 ? 1 : omp_get_max_threads();
     int64_t chunk = (out_ + threads - 1) / threads;
-#pragma omp parallel for num_threads(threads) schedule(static, 1) if (threads > 1)
-    for (int t = 0; t < threads; ++t) {
+    parallelFor(threads, threads > 1, [&](int64_t t) {
       int64_t lo = t * chunk, hi = std::min(out_, lo + chunk);
       for (int64_t r = 0; r < rows_ && lo < hi; ++r)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, int(hi - lo), int(in_), 1.f,
                     w_.data<float>() + lo * in_, int(in_), x + r * in_, 1, 0.f,
                     y + r * out_ + lo, 1);
-    }
+    });
   }
 
   int64_t rows_, in_, out_;

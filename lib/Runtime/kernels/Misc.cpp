@@ -23,8 +23,7 @@ public:
     int64_t st = 1;
     for (size_t i = r; i-- > 0;)
       inStride[i] = st, st *= in_[i];
-#pragma omp parallel for if (n > 65536)
-    for (int64_t o = 0; o < n; ++o) {
+    parallelFor(n, n > 65536, [&](int64_t o) {
       int64_t rem = o, off = 0;
       bool inside = true;
       for (size_t d = r; d-- > 0;) {
@@ -47,7 +46,7 @@ public:
         off += i * inStride[d];
       }
       y[o] = inside ? x[off] : value_;
-    }
+    });
   }
 
 private:

@@ -16,15 +16,13 @@ public:
            ExecContext &) override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
-#pragma omp parallel for collapse(2) if (n_ * c_ * inner_ > 65536)
-    for (int64_t n = 0; n < n_; ++n)
-      for (int64_t c = 0; c < c_; ++c) {
-        const float *xs = x + (n * c_ + c) * inner_;
-        float *ys = y + (n * c_ + c) * inner_;
-        float s = scale_[c], b = shift_[c];
-        for (int64_t i = 0; i < inner_; ++i)
-          ys[i] = xs[i] * s + b;
-      }
+    parallelFor(n_ * c_, n_ * c_ * inner_ > 65536, [&](int64_t plane) {
+      const float *xs = x + plane * inner_;
+      float *ys = y + plane * inner_;
+      float s = scale_[plane % c_], b = shift_[plane % c_];
+      for (int64_t i = 0; i < inner_; ++i)
+        ys[i] = xs[i] * s + b;
+    });
   }
 
 private:
@@ -126,8 +124,7 @@ public:
     float *y = out[0]->data<float>();
     const float *w = w_.numel() ? w_.data<float>() : nullptr;
     const float *b = b_.numel() ? b_.data<float>() : nullptr;
-#pragma omp parallel for if (rows_ * len_ > 65536)
-    for (int64_t r = 0; r < rows_; ++r) {
+    parallelFor(rows_, rows_ * len_ > 65536, [&](int64_t r) {
       const float *xs = x + r * len_;
       float *ys = y + r * len_;
       auto [mean, var] = meanVariance(xs, len_);
@@ -147,7 +144,7 @@ public:
         else
           for (int64_t i = 0; i < len_; ++i)
             ys[i] = (xs[i] - m) * inv;
-        continue;
+        return;
       }
       // Row r covers channels starting at (r*len / inner) mod channels.
       int64_t first = (r * len_ / inner_) % channels_;
@@ -156,7 +153,7 @@ public:
         float v = (xs[i] - m) * inv;
         ys[i] = v * (w ? w[ch] : 1.f) + (b ? b[ch] : 0.f);
       }
-    }
+    });
   }
 
 private:

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "PackedGemm.h"
+#include "Parallel.h"
 
 #include <algorithm>
 #include <omp.h>
@@ -103,14 +104,13 @@ void packRowBlocks(const float *A, int64_t lda, int64_t M, int64_t K, int64_t bl
                    float *out) {
   int64_t blocks = (M + blockRows - 1) / blockRows;
   // Block by block, writing each block's floats in order.
-#pragma omp parallel for schedule(static) if (!omp_in_parallel())
-  for (int64_t b = 0; b < blocks; ++b) {
+  parallelFor(blocks, true, [&](int64_t b) {
     float *o = out + b * blockRows * K;
     int64_t rows = std::min(blockRows, M - b * blockRows);
     for (int64_t k = 0; k < K; ++k)
       for (int64_t r = 0; r < blockRows; ++r)
         o[k * blockRows + r] = r < rows ? A[(b * blockRows + r) * lda + k] : 0.f;
-  }
+  });
 }
 
 void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out) {
@@ -129,8 +129,7 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
   int64_t panels = (M + kPanelRows - 1) / kPanelRows;
   // One team packs B and then shares out the panels: packed by one thread,
   // B took a sixth of a 14x14 layer's time, during which the other waited.
-#pragma omp parallel if (!omp_in_parallel() && M * K * N >= kParallelWork)
-  {
+  parallelRegion(M * K * N >= kParallelWork, [&] {
 #pragma omp for schedule(static)
     for (int64_t s = 0; s < strips; ++s)
       fill(s * kColumnStrip, std::min(kColumnStrip, N - s * kColumnStrip),
@@ -140,7 +139,7 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
       for (int64_t s = 0; s < strips; ++s)
         gemmPanel(packedA, pb, M, K, packed + s * K * kColumnStrip, kColumnStrip,
                   std::min(kColumnStrip, N - s * kColumnStrip), C + s * kColumnStrip, ldc);
-  }
+  });
 }
 
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
@@ -161,8 +160,7 @@ void gemmPackedRows(const float *packedA, int64_t M, int64_t K, const float *X, 
     buffer.resize(size_t(strips * K * kCols));
   float *packed = buffer.data();
   int64_t panels = (M + kPanelRows - 1) / kPanelRows;
-#pragma omp parallel if (!omp_in_parallel() && M * K * rows >= kParallelWork)
-  {
+  parallelRegion(M * K * rows >= kParallelWork, [&] {
     // Rows of X become the columns of strips: K groups of 6 floats.
 #pragma omp for schedule(static)
     for (int64_t s = 0; s < strips; ++s) {
@@ -189,7 +187,7 @@ void gemmPackedRows(const float *packedA, int64_t M, int64_t K, const float *X, 
         }
       }
     }
-  }
+  });
 }
 
 } // namespace kc::rt

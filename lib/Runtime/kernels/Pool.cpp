@@ -29,8 +29,7 @@ public:
     float *y = out[0]->data<float>();
     if (max_)
       return runMax(x, y);
-#pragma omp parallel for if (g.planes * g.OH * g.OW > 16384)
-    for (int64_t p = 0; p < g.planes; ++p) {
+    parallelFor(g.planes, g.planes * g.OH * g.OW > 16384, [&](int64_t p) {
       const float *src = x + p * g.H * g.W;
       float *dst = y + p * g.OH * g.OW;
       for (int64_t oh = 0; oh < g.OH; ++oh)
@@ -47,7 +46,7 @@ public:
           int64_t div = divisor_ > 0 ? divisor_ : includePad_ ? poolSize : (he - hs) * (we - ws);
           dst[oh * g.OW + ow] = div > 0 ? sum / float(div) : 0.f;
         }
-    }
+    });
   }
 
 private:
@@ -63,8 +62,7 @@ private:
     // Buffer index of input column iw is iw + PW; the strided pass reads up
     // to 18 floats from its last output's window start.
     int64_t length = std::max(g.W + g.PW, (g.OW + 8) * g.SW + g.KW * g.DW) + 32;
-#pragma omp parallel if (g.planes * g.OH * g.OW > 16384)
-    {
+    parallelRegion(g.planes * g.OH * g.OW * g.KH * g.KW > 65536, [&] {
       thread_local std::vector<float> buffer; // grows once, then reused
       if (buffer.size() < size_t(length))
         buffer.resize(size_t(length));
@@ -93,7 +91,7 @@ private:
           alongRow(t, y + (p * g.OH + oh) * g.OW);
         }
       }
-    }
+    });
   }
 
   /// max(m, v), NaN if either is.
@@ -186,8 +184,7 @@ public:
            ExecContext &) override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
-#pragma omp parallel for if (planes_ * H_ * W_ > 65536)
-    for (int64_t p = 0; p < planes_; ++p) {
+    parallelFor(planes_, planes_ * H_ * W_ > 65536, [&](int64_t p) {
       const float *src = x + p * H_ * W_;
       for (int64_t oh = 0; oh < OH_; ++oh) {
         int64_t h0 = oh * H_ / OH_, h1 = ((oh + 1) * H_ + OH_ - 1) / OH_;
@@ -202,7 +199,7 @@ public:
           y[(p * OH_ + oh) * OW_ + ow] = max_ ? acc : acc / float((h1 - h0) * (w1 - w0));
         }
       }
-    }
+    });
   }
 
 private:

@@ -29,8 +29,7 @@ public:
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t nOut = numElements(kShape_), nRed = numElements(rShape_);
-#pragma omp parallel for if (nOut * nRed > 65536)
-    for (int64_t o = 0; o < nOut; ++o) {
+    parallelFor(nOut, nOut * nRed > 65536, [&](int64_t o) {
       int64_t base = offset(o, kShape_, kStride_);
       double acc = k_ == ReduceKind::Prod ? 1.0 : k_ == ReduceKind::Max ? -INFINITY
                                                  : k_ == ReduceKind::Min ? INFINITY : 0.0;
@@ -45,7 +44,7 @@ public:
         }
       }
       y[o] = float(k_ == ReduceKind::Mean ? acc / double(nRed) : acc);
-    }
+    });
   }
 
 private:

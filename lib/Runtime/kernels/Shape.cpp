@@ -25,8 +25,7 @@ void stridedCopy(const uint8_t *src, uint8_t *dst, llvm::ArrayRef<int64_t> shape
   int64_t rows = numElements(shape) / std::max<int64_t>(inner, 1);
   if (inner == 0)
     return;
-#pragma omp parallel for if (rows * inner > 262144)
-  for (int64_t row = 0; row < rows; ++row) {
+  parallelFor(rows, rows * inner > 262144, [&](int64_t row) {
     int64_t rem = row, off = 0;
     for (size_t d = r - 1; d-- > 0;) {
       off += (rem % shape[d]) * strides[d];
@@ -45,7 +44,7 @@ void stridedCopy(const uint8_t *src, uint8_t *dst, llvm::ArrayRef<int64_t> shape
       for (int64_t j = 0; j < inner; ++j)
         std::memcpy(o + j * esize, s + j * istride * esize, esize);
     }
-  }
+  });
 }
 
 std::vector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
@@ -250,8 +249,7 @@ public:
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     auto *dst = static_cast<uint8_t *>(out[0]->raw());
-#pragma omp parallel for if (outer_ * total_ > 262144)
-    for (int64_t o = 0; o < outer_; ++o) {
+    parallelFor(outer_, outer_ * total_ > 262144, [&](int64_t o) {
       int64_t pos = 0;
       for (size_t i = 0; i < in.size(); ++i) {
         std::memcpy(dst + (o * total_ + pos) * esize_,
@@ -259,7 +257,7 @@ public:
                     chunk_[i] * esize_);
         pos += chunk_[i];
       }
-    }
+    });
   }
 
 private:
@@ -303,15 +301,14 @@ public:
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     auto *src = static_cast<const uint8_t *>(in[0]->raw());
-#pragma omp parallel for if (outer_ * total_ > 262144)
-    for (int64_t o = 0; o < outer_; ++o) {
+    parallelFor(outer_, outer_ * total_ > 262144, [&](int64_t o) {
       int64_t pos = 0;
       for (size_t i = 0; i < out.size(); ++i) {
         std::memcpy(static_cast<uint8_t *>(out[i]->raw()) + o * chunk_[i] * esize_,
                     src + (o * total_ + pos) * esize_, chunk_[i] * esize_);
         pos += chunk_[i];
       }
-    }
+    });
   }
 
 private:

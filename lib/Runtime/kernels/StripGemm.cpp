@@ -158,8 +158,7 @@ void gemmStripsT(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlo
   int64_t strips = (M + kStripRows - 1) / kStripRows;
   int threads = parallel && !omp_in_parallel() ? omp_get_max_threads() : 1;
   StripSchedule plan = scheduleStrips(M, N, threads);
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
+  auto work = [&, K, N, M, blocks, strips, threads, ldc, slope] {
     // One block of B per thread, grown once and then reused. Columns past
     // a short block's end hold stale values; their products are computed
     // and never stored.
@@ -182,6 +181,12 @@ void gemmStripsT(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlo
                     C + m0 * ldc + n0 + t0, ldc, rows, std::min(kTileCols, cols - t0));
         }
       }
+  };
+  if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+    work();
+  } else {
+    work();
   }
 }
 } // namespace

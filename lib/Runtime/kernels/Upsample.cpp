@@ -40,27 +40,32 @@ public:
            ExecContext &) override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
-#pragma omp parallel for if (planes_ * OH_ * OW_ > 65536)
-    for (int64_t p = 0; p < planes_; ++p) {
-      const float *src = x + p * H_ * W_;
-      float *dst = y + p * OH_ * OW_;
-      for (int64_t oh = 0; oh < OH_; ++oh) {
-        const float *r0 = src + h0_[oh] * W_, *r1 = src + h1_[oh] * W_;
-        float *d = dst + oh * OW_;
-        if (!bilinear_) {
-          for (int64_t ow = 0; ow < OW_; ++ow)
-            d[ow] = r0[w0_[ow]];
+    // Locals, not members, in the loops: the compiler then knows the
+    // stores to y leave them alone.
+    const int64_t H = H_, W = W_, OH = OH_, OW = OW_;
+    const int64_t *h0 = h0_.data(), *h1 = h1_.data(), *w0 = w0_.data(), *w1 = w1_.data();
+    const float *lhs = lh_.data(), *lws = lw_.data();
+    bool bilinear = bilinear_;
+    parallelFor(planes_, planes_ * OH * OW > 65536, [&](int64_t p) {
+      const float *src = x + p * H * W;
+      float *dst = y + p * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const float *r0 = src + h0[oh] * W, *r1 = src + h1[oh] * W;
+        float *d = dst + oh * OW;
+        if (!bilinear) {
+          for (int64_t ow = 0; ow < OW; ++ow)
+            d[ow] = r0[w0[ow]];
           continue;
         }
-        float lh = lh_[oh];
-        for (int64_t ow = 0; ow < OW_; ++ow) {
-          float lw = lw_[ow];
-          float top = r0[w0_[ow]] * (1 - lw) + r0[w1_[ow]] * lw;
-          float bot = r1[w0_[ow]] * (1 - lw) + r1[w1_[ow]] * lw;
+        float lh = lhs[oh];
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float lw = lws[ow];
+          float top = r0[w0[ow]] * (1 - lw) + r0[w1[ow]] * lw;
+          float bot = r1[w0[ow]] * (1 - lw) + r1[w1[ow]] * lw;
           d[ow] = top * (1 - lh) + bot * lh;
         }
       }
-    }
+    });
   }
 
 private:

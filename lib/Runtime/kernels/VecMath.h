@@ -104,4 +104,14 @@ inline void copyShortRow(float *dst, const float *src, int64_t n) {
     dst[i] = src[i];
 }
 
+/// Copies `rows` rows of n floats, srcStride and dstStride floats apart:
+/// a plane into the middle of a zero-bordered one. Its arguments are
+/// locals, which the vector stores (may-alias types) cannot clobber, so
+/// nothing is reloaded per row as it would be from a lambda's captures.
+inline void copyRows(float *dst, int64_t dstStride, const float *src, int64_t srcStride,
+                     int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r)
+    copyShortRow(dst + r * dstStride, src + r * srcStride, n);
+}
+
 } // namespace kc::rt

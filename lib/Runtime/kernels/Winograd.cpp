@@ -120,11 +120,11 @@ public:
       // 36 GEMMs, one per tile position, by panels of 16 output channels
       // spread over the threads.
       int64_t panels = (OC_ + kPanelRows - 1) / kPanelRows;
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int p = 0; p < 36; ++p)
-        for (int64_t pb = 0; pb < panels; ++pb)
-          gemmPanel(U_.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
-                    M + p * mStride_, T_);
+      parallelFor(36 * panels, true, [&](int64_t item) {
+        int64_t p = item / panels, pb = item % panels;
+        gemmPanel(U_.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
+                  M + p * mStride_, T_);
+      });
       outputTransform(M, y, bias);
     }
   }
@@ -183,14 +183,12 @@ private:
     int threads = omp_get_max_threads();
     if (padded_.size() < size_t(threads * region))
       padded_.assign(size_t(threads * region), 0.f); // first run only
-#pragma omp parallel for schedule(static)
-    for (int64_t c = 0; c < C_; ++c) {
+    parallelFor(C_, true, [&](int64_t c) {
       float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;
       const float *plane = x + c * H_ * W_;
       // Rows and columns past the input stay zero from the first fill:
       // only the input's own window is ever written.
-      for (int64_t h = 0; h < H_; ++h)
-        copyShortRow(pad + (h + PH_) * PWt + PW_, plane + h * W_, W_);
+      copyRows(pad + PH_ * PWt + PW_, PWt, plane, W_, H_, W_);
       float *v = V + c * T_;
       for (int64_t t0 = 0; t0 < T_; t0 += 8) {
         int64_t n = std::min<int64_t>(8, T_ - t0);
@@ -236,15 +234,14 @@ private:
         }
 #endif
       }
-    }
+    });
   }
 
   /// y[oc] = act(Aᵀ m A + bias) for every tile, 8 consecutive tiles at a
   /// time; each tile's 4x4 block is then copied out, clipped at the
   /// plane's right and bottom edges.
   void outputTransform(const float *M, float *y, const float *bias) const {
-#pragma omp parallel for schedule(static)
-    for (int64_t oc = 0; oc < OC_; ++oc) {
+    parallelFor(OC_, true, [&](int64_t oc) {
       const float *m = M + oc * T_;
       float *plane = y + oc * OH_ * OW_;
       for (int64_t t0 = 0; t0 < T_; t0 += 8) {
@@ -289,7 +286,7 @@ private:
       // Bias and activation over the whole plane (vectorized) while it is
       // in cache.
       biasActivationRow(plane, OH_ * OW_, bias ? bias[oc] : 0.f, act_, slope_);
-    }
+    });
   }
 
   int64_t N_, C_, H_, W_, OC_, OH_, OW_, PH_, PW_;
