@@ -17,8 +17,11 @@ namespace {
 
 class LinearKernel final : public FusableKernel {
 public:
-  LinearKernel(int64_t rows, int64_t in, int64_t out, Tensor w, Tensor b)
-      : rows_(rows), in_(in), out_(out), w_(std::move(w)), b_(std::move(b)) {}
+  /// `mapped`, when given, holds the weight's bytes in the mapped .bin (w
+  /// may view them): their pages are released once the weight is packed.
+  LinearKernel(int64_t rows, int64_t in, int64_t out, Tensor w, Tensor b, TensorDataPtr mapped)
+      : rows_(rows), in_(in), out_(out), w_(std::move(w)), b_(std::move(b)),
+        mapped_(std::move(mapped)) {}
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
@@ -27,11 +30,8 @@ public:
     if (rows_ <= kGemvRows) {
       gemv(x, y);
     } else if (rows_ <= kPackedRows) {
-      if (!packed_.defined()) {
-        packed_ = Tensor::empty(DType::F32, {int64_t(packedSize(out_, in_))});
-        packRows(w_.data<float>(), in_, out_, in_, packed_.data<float>());
-        w_ = Tensor();
-      }
+      if (!packed_.defined())
+        packWeight();
       gemmPackedRows(packed_.data<float>(), out_, in_, x, in_, rows_, y, out_);
     } else {
       sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w_.data<float>(), in_, 0.f, y, out_);
@@ -49,9 +49,19 @@ private:
   /// classifier 0.65 ms as sgemm).
   static constexpr int64_t kGemvRows = 4;
   /// Up to this many rows, kc's panel kernel over the weight packed on the
-  /// first run: tiny_transformer's 16-token layers (64x128) took 14 us
-  /// each as sgemm calls.
+  /// first run, where sgemm would pack it again on every call.
   static constexpr int64_t kPackedRows = 256;
+
+  /// Packs w_ into panels, once, and lets the original (and its mapped
+  /// pages) go, so the weight is not resident twice.
+  void packWeight() {
+    packed_ = Tensor::empty(DType::F32, {int64_t(packedSize(out_, in_))});
+    packRows(w_.data<float>(), in_, out_, in_, packed_.data<float>());
+    w_ = Tensor();
+    if (mapped_)
+      mapped_->releasePages();
+    mapped_ = nullptr;
+  }
 
   /// y[r] = W x[r] for each row, the weight's rows split over the threads.
   void gemv(const float *x, float *y) const {
@@ -69,6 +79,7 @@ private:
   int64_t rows_, in_, out_;
   Tensor w_, b_;
   Tensor packed_; ///< w_ in panels, for kGemvRows < rows ≤ kPackedRows
+  TensorDataPtr mapped_;
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const KernelBuildContext &) {
@@ -86,7 +97,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const Ke
                               shapeToString(w->shape()));
   int64_t rows = numElements(*x) / x->back();
   return std::unique_ptr<OpKernel>(
-      new LinearKernel(rows, w->dim(1), w->dim(0), std::move(*w), std::move(*b)));
+      new LinearKernel(rows, w->dim(1), w->dim(0), std::move(*w), std::move(*b),
+                       c.weight("weight")->data()));
 }
 
 } // namespace
