@@ -22,11 +22,6 @@ namespace {
 
 constexpr int kCols = int(kColumnStrip);
 
-/// Multiply-adds from which a product is shared over the threads: below,
-/// waking the team costs more than it saves (a 16-token linear layer of
-/// 64x128 is 131k).
-constexpr int64_t kParallelWork = int64_t(1) << 18;
-
 /// C block = A panel (rows 16) × B[:, 0:NR], `rows` of the 16 written;
 /// with RowsOut it is written transposed, column j of the block as row j
 /// of C (16 consecutive floats).
@@ -80,24 +75,70 @@ void block(const float *a, const float *b, int64_t ldb, int64_t K, float *c, int
   }
 }
 
+/// The A panel at `a` (`rows` of its 16 rows) times B's N columns (row-major,
+/// leading dimension ldb), 6 columns at a time and then the rest; C points
+/// at the panel's first output, laid out as block() writes it.
+template <bool RowsOut>
+void panelColumns(const float *a, const float *B, int64_t ldb, int64_t K, int64_t N, float *c,
+                  int64_t ldc, int64_t rows) {
+  auto at = [&](int64_t n) { return RowsOut ? c + n * ldc : c + n; };
+  int64_t n = 0;
+  for (; n + kCols <= N; n += kCols)
+    block<kCols, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows);
+  switch (N - n) {
+  case 5: block<5, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows); break;
+  case 4: block<4, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows); break;
+  case 3: block<3, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows); break;
+  case 2: block<2, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows); break;
+  case 1: block<1, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows); break;
+  default: break;
+  }
+}
+
+/// Multiply-adds from which a product is shared over the threads: below,
+/// waking the team costs more than it saves (a 16-token linear layer of
+/// 64x128 is 131k).
+constexpr int64_t kParallelWork = int64_t(1) << 18;
+
+/// A (packed) times N columns of B produced as strips of 6 by `fill`: one
+/// team fills the strips and then shares out the panels of A (filled by one
+/// thread, B took a sixth of a 14x14 layer's time while the other waited).
+/// C is M × N (ldc) or, with RowsOut, N × M.
+template <bool RowsOut>
+void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, ColumnStripFn fill,
+                      float *C, int64_t ldc) {
+  // Each strip is K groups of 6 floats (zeros past N), so the kernel reads
+  // B as one contiguous stream with leading dimension 6.
+  int64_t strips = (N + kCols - 1) / kCols;
+  thread_local std::vector<float> buffer; // grows once, then reused
+  if (buffer.size() < size_t(strips * K * kCols))
+    buffer.resize(size_t(strips * K * kCols));
+  float *packed = buffer.data();
+  int64_t panels = (M + kPanelRows - 1) / kPanelRows;
+  parallelRegion(M * K * N >= kParallelWork, [&] {
+#pragma omp for schedule(static)
+    for (int64_t s = 0; s < strips; ++s)
+      fill(s * kCols, std::min<int64_t>(kCols, N - s * kCols), packed + s * K * kCols);
+#pragma omp for schedule(static)
+    for (int64_t pb = 0; pb < panels; ++pb) {
+      int64_t m0 = pb * kPanelRows, rows = std::min(kPanelRows, M - m0);
+      for (int64_t s = 0; s < strips; ++s) {
+        int64_t n0 = s * kCols;
+        float *c = RowsOut ? C + n0 * ldc + m0 : C + m0 * ldc + n0;
+        panelColumns<RowsOut>(packedA + m0 * K, packed + s * K * kCols, kCols, K,
+                              std::min<int64_t>(kCols, N - n0), c, ldc, rows);
+      }
+    }
+  });
+}
+
 } // namespace
 
 void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
                int64_t ldb, int64_t N, float *C, int64_t ldc) {
-  const float *a = packedA + panel * kPanelRows * K;
-  int64_t r0 = panel * kPanelRows, rows = std::min(kPanelRows, M - r0);
-  float *c = C + r0 * ldc;
-  int64_t n = 0;
-  for (; n + kCols <= N; n += kCols)
-    block<kCols>(a, B + n, ldb, K, c + n, ldc, rows);
-  switch (N - n) {
-  case 5: block<5>(a, B + n, ldb, K, c + n, ldc, rows); break;
-  case 4: block<4>(a, B + n, ldb, K, c + n, ldc, rows); break;
-  case 3: block<3>(a, B + n, ldb, K, c + n, ldc, rows); break;
-  case 2: block<2>(a, B + n, ldb, K, c + n, ldc, rows); break;
-  case 1: block<1>(a, B + n, ldb, K, c + n, ldc, rows); break;
-  default: break;
-  }
+  int64_t r0 = panel * kPanelRows;
+  panelColumns<false>(packedA + r0 * K, B, ldb, K, N, C + r0 * ldc, ldc,
+                      std::min(kPanelRows, M - r0));
 }
 
 void packRowBlocks(const float *A, int64_t lda, int64_t M, int64_t K, int64_t blockRows,
@@ -119,75 +160,36 @@ void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out) {
 
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
                           ColumnStripFn fill, float *C, int64_t ldc) {
-  // Strips of 6 columns, each K groups of 6 floats (zeros past N), so the
-  // kernel reads B as one contiguous stream with leading dimension 6.
-  int64_t strips = (N + kColumnStrip - 1) / kColumnStrip;
-  thread_local std::vector<float> buffer; // grows once, then reused
-  if (buffer.size() < size_t(strips * K * kColumnStrip))
-    buffer.resize(size_t(strips * K * kColumnStrip));
-  float *packed = buffer.data();
-  int64_t panels = (M + kPanelRows - 1) / kPanelRows;
-  // One team packs B and then shares out the panels: packed by one thread,
-  // B took a sixth of a 14x14 layer's time, during which the other waited.
-  parallelRegion(M * K * N >= kParallelWork, [&] {
-#pragma omp for schedule(static)
-    for (int64_t s = 0; s < strips; ++s)
-      fill(s * kColumnStrip, std::min(kColumnStrip, N - s * kColumnStrip),
-           packed + s * K * kColumnStrip);
-#pragma omp for schedule(static)
-    for (int64_t pb = 0; pb < panels; ++pb)
-      for (int64_t s = 0; s < strips; ++s)
-        gemmPanel(packedA, pb, M, K, packed + s * K * kColumnStrip, kColumnStrip,
-                  std::min(kColumnStrip, N - s * kColumnStrip), C + s * kColumnStrip, ldc);
-  });
+  gemmPackedStrips<false>(packedA, M, K, N, fill, C, ldc);
 }
 
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
                           int64_t N, float *C, int64_t ldc) {
   auto copy = [&](int64_t n0, int64_t cols, float *o) {
     for (int64_t k = 0; k < K; ++k)
-      for (int64_t j = 0; j < kColumnStrip; ++j)
-        o[k * kColumnStrip + j] = j < cols ? B[k * ldb + n0 + j] : 0.f;
+      for (int64_t j = 0; j < kCols; ++j)
+        o[k * kCols + j] = j < cols ? B[k * ldb + n0 + j] : 0.f;
   };
   gemmPackedFewColumns(packedA, M, K, N, copy, C, ldc);
 }
 
 void gemmPackedRows(const float *packedA, int64_t M, int64_t K, const float *X, int64_t ldx,
                     int64_t rows, float *Y, int64_t ldy) {
-  int64_t strips = (rows + kCols - 1) / kCols;
-  thread_local std::vector<float> buffer; // grows once, then reused
-  if (buffer.size() < size_t(strips * K * kCols))
-    buffer.resize(size_t(strips * K * kCols));
-  float *packed = buffer.data();
-  int64_t panels = (M + kPanelRows - 1) / kPanelRows;
-  parallelRegion(M * K * rows >= kParallelWork, [&] {
-    // Rows of X become the columns of strips: K groups of 6 floats.
-#pragma omp for schedule(static)
-    for (int64_t s = 0; s < strips; ++s) {
-      int64_t n = std::min<int64_t>(kCols, rows - s * kCols);
-      float *o = packed + s * K * kCols;
-      for (int64_t j = 0; j < kCols; ++j)
+  // Rows of X become the columns of strips; columns past the last row are
+  // zero.
+  auto transpose = [&](int64_t n0, int64_t n, float *o) {
+    for (int64_t j = 0; j < kCols; ++j) {
+      if (j < n) {
+        const float *x = X + (n0 + j) * ldx;
         for (int64_t k = 0; k < K; ++k)
-          o[k * kCols + j] = j < n ? X[(s * kCols + j) * ldx + k] : 0.f;
-    }
-#pragma omp for schedule(static)
-    for (int64_t pb = 0; pb < panels; ++pb) {
-      const float *a = packedA + pb * kPanelRows * K;
-      int64_t m0 = pb * kPanelRows, m = std::min(kPanelRows, M - m0);
-      for (int64_t s = 0; s < strips; ++s) {
-        const float *b = packed + s * K * kCols;
-        float *y = Y + s * kCols * ldy + m0;
-        switch (std::min<int64_t>(kCols, rows - s * kCols)) {
-        case 6: block<6, true>(a, b, kCols, K, y, ldy, m); break;
-        case 5: block<5, true>(a, b, kCols, K, y, ldy, m); break;
-        case 4: block<4, true>(a, b, kCols, K, y, ldy, m); break;
-        case 3: block<3, true>(a, b, kCols, K, y, ldy, m); break;
-        case 2: block<2, true>(a, b, kCols, K, y, ldy, m); break;
-        default: block<1, true>(a, b, kCols, K, y, ldy, m); break;
-        }
+          o[k * kCols + j] = x[k];
+      } else {
+        for (int64_t k = 0; k < K; ++k)
+          o[k * kCols + j] = 0.f;
       }
     }
-  });
+  };
+  gemmPackedStrips<true>(packedA, M, K, rows, transpose, Y, ldy);
 }
 
 } // namespace kc::rt
