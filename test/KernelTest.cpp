@@ -800,6 +800,13 @@ rt::Tensor runMaxPool(const Dims &in, const std::vector<float> &x, const Dims &o
                       ", stride=" + pair(s) + "}",
                   out);
 }
+
+/// runMaxPool against poolRef.
+void checkMaxPool(const Dims &in, const std::vector<float> &x, const Dims &out, int64_t k,
+                  int64_t s, int64_t p, const std::string &what, bool ceilMode = false) {
+  expectClose(runMaxPool(in, x, out, k, s, p, ceilMode), out,
+              poolRef(in, x, out, k, s, p, true, false), what);
+}
 } // namespace
 
 TEST_CASE("kernel: adaptive pools with uneven windows") {
@@ -850,27 +857,23 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
     // H=8: ceil((8+2-3)/2)+1 = 5; W=7: ceil((7+2-3)/2)+1 = 4.
     Dims in{2, 3, 8, 7}, out{2, 3, 5, 4};
     auto x = uniform(rng, count(in));
-    auto got = runMaxPool(in, x, out, 3, 2, 1, true);
-    expectClose(got, out, poolRef(in, x, out, 3, 2, 1, true, false), "max ceil");
+    checkMaxPool(in, x, out, 3, 2, 1, "max ceil", true);
   }
   SUBCASE("MaxPool2d ceil_mode drops a window starting in the padding") {
     // H=W=5, k=2, s=2, p=1: ceil((5+2-1-1)/2)+1 = 4, but the last window
     // would start in the right padding ((4-1)*2 >= 5+1), so PyTorch gives 3.
     Dims in{1, 2, 5, 5}, out{1, 2, 3, 3};
     auto x = uniform(rng, count(in));
-    auto got = runMaxPool(in, x, out, 2, 2, 1, true);
-    expectClose(got, out, poolRef(in, x, out, 2, 2, 1, true, false), "max ceil drop");
+    checkMaxPool(in, x, out, 2, 2, 1, "max ceil drop", true);
   }
   SUBCASE("MaxPool2d stride 1 and stride 3 (the non-stride-2 path)") {
     Dims in{1, 3, 9, 10};
     auto x = uniform(rng, count(in));
     Dims out1{1, 3, 9, 10};
-    auto got1 = runMaxPool(in, x, out1, 3, 1, 1);
-    expectClose(got1, out1, poolRef(in, x, out1, 3, 1, 1, true, false), "max stride 1");
+    checkMaxPool(in, x, out1, 3, 1, 1, "max stride 1");
     // floor((9+2-4)/3)+1 = 3, floor((10+2-4)/3)+1 = 3.
     Dims out3{1, 3, 3, 3};
-    auto got3 = runMaxPool(in, x, out3, 4, 3, 1);
-    expectClose(got3, out3, poolRef(in, x, out3, 4, 3, 1, true, false), "max stride 3");
+    checkMaxPool(in, x, out3, 4, 3, 1, "max stride 3");
   }
   SUBCASE("MaxPool2d 3x3 and 2x2 stride 2 on wide rows (8 outputs per step)") {
     // W=37, k=3, p=1: floor((37+2-3)/2)+1 = 19 outputs per row (two steps,
@@ -878,14 +881,12 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
     Dims in{1, 3, 9, 37};
     auto x = uniform(rng, count(in));
     Dims out3{1, 3, 5, 19};
-    auto got3 = runMaxPool(in, x, out3, 3, 2, 1);
-    expectClose(got3, out3, poolRef(in, x, out3, 3, 2, 1, true, false), "max 3x3 s2 wide");
+    checkMaxPool(in, x, out3, 3, 2, 1, "max 3x3 s2 wide");
     Dims out2{1, 3, 4, 18};
-    auto got2 = runMaxPool(in, x, out2, 2, 2, 0);
-    expectClose(got2, out2, poolRef(in, x, out2, 2, 2, 0, true, false), "max 2x2 s2 wide");
+    checkMaxPool(in, x, out2, 2, 2, 0, "max 2x2 s2 wide");
     x[size_t(3 * 37 + 31)] = std::numeric_limits<float>::quiet_NaN(); // row 3, column 31
-    got3 = runMaxPool(in, x, out3, 3, 2, 1);
-    const float *y = got3.data<float>();
+    auto withNan = runMaxPool(in, x, out3, 3, 2, 1);
+    const float *y = withNan.data<float>();
     // Column 31 lies in the windows of outputs 15 and 16 (columns 29-31
     // and 31-33), row 3 in those of output rows 1 and 2.
     for (int64_t oh = 0; oh < 5; ++oh)
