@@ -395,14 +395,9 @@ private:
     const ConvGeometry &g = g_;
     int64_t HW = g.OH * g.OW;
     int64_t PHt = g.H + 2 * g.PH, PWt = g.W + 2 * g.PW;
-    // One padded plane per thread, with a gap of at least 16 floats so that
-    // two threads never write one cache line (planes of 9x9 floats are
-    // shorter than one) and the 3x3 loop's reads past the last row stay
-    // inside the region.
-    int64_t region = (PHt * PWt + 15) / 16 * 16 + 16;
-    int threads = omp_get_max_threads();
-    if (padded_.size() < size_t(threads * region))
-      padded_.assign(size_t(threads * region), 0.f); // first run only
+    // One padded plane per thread; the 3x3 loop's reads past the last row
+    // stay inside the plane's gap.
+    int64_t region = threadPlanes(padded_, PHt * PWt);
     parallelFor(g.N * g.C, true, [&](int64_t plane) {
       int64_t n = plane / g.C, c = plane % g.C;
       float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;

@@ -9,8 +9,22 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 namespace kc::rt {
+
+/// Makes `planes` hold one zero-filled scratch plane of `floats` floats
+/// per thread (allocated and zeroed on the first run only) and returns the
+/// distance between planes: whole cache lines plus a gap of 16 floats, so
+/// that two threads never write one line (a 9x9 plane is shorter than one)
+/// and vector reads a little past a plane's end stay inside its region.
+inline int64_t threadPlanes(std::vector<float> &planes, int64_t floats) {
+  int64_t region = (floats + 15) / 16 * 16 + 16;
+  size_t need = size_t(omp_get_max_threads()) * size_t(region);
+  if (planes.size() < need)
+    planes.assign(need, 0.f);
+  return region;
+}
 
 /// The data arguments of a call (weights excluded), in order.
 inline std::vector<const ExprNode *> dataArgs(const CallNode &c) {

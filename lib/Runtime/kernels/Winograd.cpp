@@ -179,10 +179,7 @@ private:
   void inputTransform(const float *x, float *V) {
     int64_t PHt = 4 * TH_ + 2, PWt = 4 * TW_ + 2;
     // 8 floats are read per tile row of 6: slack past the plane's end.
-    int64_t region = (PHt * PWt + 15) / 16 * 16 + 16;
-    int threads = omp_get_max_threads();
-    if (padded_.size() < size_t(threads * region))
-      padded_.assign(size_t(threads * region), 0.f); // first run only
+    int64_t region = threadPlanes(padded_, PHt * PWt);
     parallelFor(C_, true, [&](int64_t c) {
       float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;
       const float *plane = x + c * H_ * W_;
