@@ -100,7 +100,7 @@ namespace {
 /// of columns) pairs, group-major, and thread t takes items [first[t],
 /// first[t + 1]).
 struct StripSchedule {
-  int64_t groups = 1, perGroup = 0;
+  int64_t perGroup = 0; ///< strips per group
   llvm::SmallVector<int64_t, 17> first;
 };
 
@@ -145,7 +145,7 @@ StripSchedule scheduleStrips(int64_t M, int64_t N, int threads) {
     }
     if (load < bestLoad) {
       bestLoad = load;
-      best.groups = groups, best.perGroup = perGroup, best.first = first;
+      best.perGroup = perGroup, best.first = first;
     }
   }
   return best;
