@@ -150,18 +150,21 @@ void expectClose(const rt::Tensor &got, const Dims &shape, const std::vector<dou
 }
 
 /// Runs one compiled model twice on one input and checks its first output
-/// both times: state a kernel keeps between runs (weights packed on the
-/// first run, the originals let go) must not change the result.
+/// both times: state a kernel keeps between runs (scratch planes, weights
+/// packed on the first run, the originals let go) must not change the
+/// result.
 void expectCloseTwice(const Module &m, const rt::Tensor &input, const Dims &shape,
-                      const std::vector<double> &ref, const std::string &what) {
-  auto cm = rt::CompiledModel::compile(m, {});
+                      const std::vector<double> &ref, const std::string &what,
+                      const rt::CompileOptions &opts = {}, double atol = kAtol,
+                      double rtol = kRtol) {
+  auto cm = rt::CompiledModel::compile(m, opts);
   if (!cm)
     FAIL("compile error: " << llvm::toString(cm.takeError()));
   for (int run = 0; run < 2; ++run) {
     auto got = (*cm)->run({input});
     if (!got)
       FAIL("run error: " << llvm::toString(got.takeError()));
-    expectClose((*got)[0], shape, ref, what + (run ? " (second run)" : ""));
+    expectClose((*got)[0], shape, ref, what + (run ? " (second run)" : ""), atol, rtol);
   }
 }
 
@@ -1096,17 +1099,7 @@ void checkConv(const ConvSpec &s, std::mt19937 &rng, const std::string &what,
   test::ScopedThreadCount restore;
   rt::CompileOptions opts;
   opts.numThreads = threads;
-  auto cm = rt::CompiledModel::compile(*m, opts);
-  if (!cm)
-    FAIL("compile error: " << llvm::toString(cm.takeError()));
-  // Twice on one compiled model: state kept by a kernel between runs (scratch
-  // planes, packed weights) must not change the result.
-  for (int run = 0; run < 2; ++run) {
-    auto got = (*cm)->run({tensorOf(in, x)});
-    if (!got)
-      FAIL("run error: " << llvm::toString(got.takeError()));
-    expectClose((*got)[0], out, ref, what + (run ? " (second run)" : ""), atol, rtol);
-  }
+  expectCloseTwice(*m, tensorOf(in, x), out, ref, what, opts, atol, rtol);
 }
 } // namespace
 
