@@ -1135,7 +1135,8 @@ TEST_CASE("kernel: nn.Conv2d depthwise") {
   checkConv({1, 3, 8, 10, 3, 3, 2, 1, 1, 3, false}, rng, "depthwise 3x3 stride 2 pad 1, W 10");
   checkConv({1, 3, 9, 8, 3, 3, 2, 0, 1, 3, true}, rng, "depthwise 3x3 stride 2 pad 0, W 8");
   // Wide enough for the 8-output vector path: 19 outputs (two vector steps
-  // and a tail of 3), and 16 outputs whose last step reads the row's end.
+  // and a tail of 3; with padding 1 read in place), and 16 outputs whose
+  // last step reads the row's end.
   checkConv({2, 4, 9, 37, 4, 3, 2, 1, 1, 4, true}, rng, "depthwise 3x3 stride 2 pad 1, W 37");
   checkConv({1, 2, 7, 34, 2, 3, 2, 0, 1, 2, false}, rng, "depthwise 3x3 stride 2 pad 0, W 34");
   // Rows shorter than 8 outputs store 8 lanes into the rows after them
@@ -1473,6 +1474,42 @@ void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAtt
   }
 }
 } // namespace
+
+TEST_CASE("kernel: 3x3 depthwise with padding 1 read in place, 24 columns and wider") {
+  // Planes from 24 columns are read where they lie: rows outside the plane
+  // read as zeros, the first output (and the last at stride 1) sum their
+  // taps one by one, the rest go 8 at a time with an overlapping last step.
+  std::mt19937 rng(1626);
+  auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
+  auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  for (int threads : {1, 2}) {
+    std::string on = " on " + std::to_string(threads) + " thread(s)";
+    checkConv({1, 3, 5, 24, 3, 3, 1, 1, 1, 3, true}, rng, "stride 1, W 24" + on, kAtol, kRtol,
+              threads);
+    checkConv({2, 4, 4, 33, 4, 3, 1, 1, 1, 4, false}, rng, "stride 1, W 33, batch 2" + on, kAtol,
+              kRtol, threads);
+    checkConv({1, 3, 1, 40, 3, 3, 1, 1, 1, 3, true}, rng, "stride 1, one row" + on, kAtol, kRtol,
+              threads);
+    // Stride 2: even and odd widths and heights (an odd height's last
+    // output row reads the zero row below the plane).
+    checkConv({1, 3, 7, 24, 3, 3, 2, 1, 1, 3, true}, rng, "stride 2, W 24, H 7" + on, kAtol,
+              kRtol, threads);
+    checkConv({1, 5, 6, 25, 5, 3, 2, 1, 1, 5, false}, rng, "stride 2, W 25, H 6" + on, kAtol,
+              kRtol, threads);
+    checkConv({2, 3, 9, 58, 3, 3, 2, 1, 1, 3, true}, rng, "stride 2, W 58, batch 2" + on, kAtol,
+              kRtol, threads);
+    ConvSpec wide{1, 6, 8, 41, 6, 3, 1, 1, 1, 6, true};
+    checkConvActivation(wide, "nn.ReLU6", {}, relu6, rng, "stride 1 -> ReLU6" + on, kAtol, kRtol,
+                        threads);
+    checkConvActivation(wide, "nn.SiLU", {}, silu, rng, "stride 1 -> SiLU" + on, kAtol, kRtol,
+                        threads);
+    ConvSpec wide2{1, 6, 9, 43, 6, 3, 2, 1, 1, 6, true};
+    checkConvActivation(wide2, "nn.ReLU6", {}, relu6, rng, "stride 2 -> ReLU6" + on, kAtol, kRtol,
+                        threads);
+    checkConvActivation(wide2, "nn.SiLU", {}, silu, rng, "stride 2 -> SiLU" + on, kAtol, kRtol,
+                        threads);
+  }
+}
 
 TEST_CASE("kernel: Winograd on 1 and 2 threads, with fused activations") {
   // 30x27 outputs are 8 x 7 = 56 tiles with partial ones at the right and

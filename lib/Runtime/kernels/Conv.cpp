@@ -394,6 +394,19 @@ private:
   void depthwise(const float *x, float *y, const float *bias) {
     const ConvGeometry &g = g_;
     int64_t HW = g.OH * g.OW;
+    if (directDepthwise()) {
+      parallelFor(g.N * g.C, true, [&](int64_t plane) {
+        int64_t c = plane % g.C;
+        const float *src = x + plane * g.H * g.W;
+        const float *k = w_.data<float>() + c * 9;
+        float b = bias ? bias[c] : 0.f;
+        if (g.SW == 1)
+          depthwise3x3Direct<1>(src, y + plane * HW, k, b);
+        else
+          depthwise3x3Direct<2>(src, y + plane * HW, k, b);
+      });
+      return;
+    }
     int64_t PHt = g.H + 2 * g.PH, PWt = g.W + 2 * g.PW;
     // One padded plane per thread; the 3x3 loop's reads past the last row
     // stay inside the plane's gap.
@@ -443,6 +456,100 @@ private:
             row[ow] = applyAct(act_, row[ow], slope_);
       }
     });
+  }
+
+  /// Whether the layer is a 3x3 with padding 1 on planes wide enough to
+  /// read in place (depthwise3x3Direct). On a large plane, copying it into
+  /// a padded scratch plane first cost as much as the arithmetic.
+  bool directDepthwise() const {
+    const ConvGeometry &g = g_;
+    return g.KH == 3 && g.KW == 3 && g.PH == 1 && g.PW == 1 && g.DH == 1 && g.DW == 1 &&
+           g.SH == g.SW && (g.SW == 1 || g.SW == 2) && g.W >= kDirectMinWidth &&
+           g.W <= kDirectMaxWidth;
+  }
+  /// Widths read in place: from 24 a row has at least one full step of 8
+  /// outputs inside it at either stride; the upper bound sizes the row of
+  /// zeros read above and below the plane.
+  static constexpr int64_t kDirectMinWidth = 24, kDirectMaxWidth = 4096;
+
+#ifdef KC_HAVE_VEC8
+  /// 8 outputs from ow of a 3x3 row triple at stride S: taps at columns
+  /// S*ow - 1 + {0, 1, 2}, all inside the rows.
+  template <int S>
+  static __m256 taps8(const float *const r[3], int64_t ow, const __m256 w[9], __m256 acc) {
+    for (int i = 0; i < 3; ++i) {
+      const float *p = r[i] + S * ow - 1;
+      if constexpr (S == 1) {
+        acc = _mm256_fmadd_ps(w[3 * i], _mm256_loadu_ps(p), acc);
+        acc = _mm256_fmadd_ps(w[3 * i + 1], _mm256_loadu_ps(p + 1), acc);
+        acc = _mm256_fmadd_ps(w[3 * i + 2], _mm256_loadu_ps(p + 2), acc);
+      } else {
+        __m256 a = _mm256_loadu_ps(p), c = _mm256_loadu_ps(p + 8);
+        __m256 a2 = _mm256_loadu_ps(p + 2), c2 = _mm256_loadu_ps(p + 10);
+        acc = _mm256_fmadd_ps(w[3 * i], evenLanes(a, c), acc);
+        acc = _mm256_fmadd_ps(w[3 * i + 1], oddLanes(a, c), acc);
+        acc = _mm256_fmadd_ps(w[3 * i + 2], evenLanes(a2, c2), acc);
+      }
+    }
+    return acc;
+  }
+#endif
+
+  /// One channel of a 3x3, padding 1 layer read straight from its input
+  /// plane: rows above and below the plane are a row of zeros, and the
+  /// outputs whose taps leave the row (the first, and the last at stride
+  /// 1) are summed one by one without the missing taps.
+  template <int S>
+  void depthwise3x3Direct(const float *src, float *dst, const float *k, float b) const {
+    static const std::vector<float> zeros(size_t(kDirectMaxWidth), 0.f);
+    const int64_t H = g_.H, W = g_.W, OW = g_.OW;
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    bool clampOnly = act_ == Act::None || act_ == Act::Relu || act_ == Act::Relu6;
+    float lo = act_ == Act::Relu || act_ == Act::Relu6 ? 0.f : -inf;
+    float hi = act_ == Act::Relu6 ? 6.f : inf;
+    auto edge = [&](const float *const r[3], int64_t ow) {
+      float v = b;
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+          int64_t col = S * ow - 1 + j;
+          if (col >= 0 && col < W)
+            v += k[3 * i + j] * r[i][col];
+        }
+      return std::min(std::max(v, lo), hi);
+    };
+#ifdef KC_HAVE_VEC8
+    // Steps of 8 from ow in [1, last - 7] keep every tap and every load
+    // inside the row (loads reach column ow + 8 at stride 1, 2 ow + 16 at
+    // stride 2).
+    const int64_t last = S == 1 ? W - 2 : (W - 17) / 2 + 7;
+#endif
+    for (int64_t oh = 0; oh < g_.OH; ++oh) {
+      const float *r[3];
+      for (int i = 0; i < 3; ++i) {
+        int64_t ih = oh * S - 1 + i;
+        r[i] = ih >= 0 && ih < H ? src + ih * W : zeros.data();
+      }
+      float *row = dst + oh * OW;
+      row[0] = edge(r, 0);
+      int64_t ow = 1;
+#ifdef KC_HAVE_VEC8
+      const __m256 vb = _mm256_set1_ps(b), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+      const __m256 w[9] = {_mm256_set1_ps(k[0]), _mm256_set1_ps(k[1]), _mm256_set1_ps(k[2]),
+                           _mm256_set1_ps(k[3]), _mm256_set1_ps(k[4]), _mm256_set1_ps(k[5]),
+                           _mm256_set1_ps(k[6]), _mm256_set1_ps(k[7]), _mm256_set1_ps(k[8])};
+      // Steps of 8; the last one overlaps the step before it.
+      for (int64_t step = 1; step <= last; step += 8) {
+        ow = std::min(step, last - 7);
+        __m256 v = taps8<S>(r, ow, w, vb);
+        _mm256_storeu_ps(row + ow, _mm256_min_ps(_mm256_max_ps(v, vlo), vhi));
+      }
+      ow = last + 1;
+#endif
+      for (; ow < OW; ++ow)
+        row[ow] = edge(r, ow);
+      if (!clampOnly)
+        biasActivationRow(row, OW, 0.f, act_, slope_);
+    }
   }
 
   /// One channel of the common 3x3 case: all nine taps summed in registers
