@@ -22,12 +22,26 @@ namespace {
 
 constexpr int kCols = int(kColumnStrip);
 
+/// Bytes to fetch into L2 while blocks run: from `from`, spread evenly over
+/// a block's K steps (step k touches from + (k * step >> 16)); each next
+/// block of a panel starts `advance` bytes further.
+struct Prefetch {
+  const char *from = nullptr;
+  int64_t step = 0, advance = 0;
+};
+
+/// Fetching `bytes` over `blocks` blocks of K steps each.
+Prefetch spreadOver(const void *from, int64_t bytes, int64_t blocks, int64_t K) {
+  int64_t slice = (bytes + blocks - 1) / blocks;
+  return {static_cast<const char *>(from), (slice << 16) / K, slice};
+}
+
 /// C block = A panel (rows 16) × B[:, 0:NR], `rows` of the 16 written;
 /// with RowsOut it is written transposed, column j of the block as row j
 /// of C (16 consecutive floats).
-template <int NR, bool RowsOut = false>
+template <int NR, bool RowsOut = false, bool Fetch = false>
 void block(const float *a, const float *b, int64_t ldb, int64_t K, float *c, int64_t ldc,
-           int64_t rows) {
+           int64_t rows, const Prefetch &pf) {
   alignas(32) float t[NR][kPanelRows];
 #if defined(__AVX2__) && defined(__FMA__)
   // Named accumulators: with arrays GCC spills them to the stack every k.
@@ -35,6 +49,8 @@ void block(const float *a, const float *b, int64_t ldb, int64_t K, float *c, int
   __m256 l0 = z, h0 = z, l1 = z, h1 = z, l2 = z, h2 = z, l3 = z, h3 = z, l4 = z, h4 = z, l5 = z,
          h5 = z;
   for (int64_t k = 0; k < K; ++k) {
+    if constexpr (Fetch)
+      _mm_prefetch(pf.from + ((k * pf.step) >> 16), _MM_HINT_T1);
     __m256 a0 = _mm256_loadu_ps(a + k * kPanelRows), a1 = _mm256_loadu_ps(a + k * kPanelRows + 8);
     const float *bk = b + k * ldb;
     __m256 bj;
@@ -78,19 +94,20 @@ void block(const float *a, const float *b, int64_t ldb, int64_t K, float *c, int
 /// The A panel at `a` (`rows` of its 16 rows) times B's N columns (row-major,
 /// leading dimension ldb), 6 columns at a time and then the rest; C points
 /// at the panel's first output, laid out as block() writes it.
-template <bool RowsOut>
+template <bool RowsOut, bool Fetch = false>
 void panelColumns(const float *a, const float *B, int64_t ldb, int64_t K, int64_t N, float *c,
-                  int64_t ldc, int64_t rows) {
+                  int64_t ldc, int64_t rows, const Prefetch &pf = {}) {
   auto at = [&](int64_t n) { return RowsOut ? c + n * ldc : c + n; };
+  Prefetch f = pf;
   int64_t n = 0;
-  for (; n + kCols <= N; n += kCols)
-    block<kCols, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows);
+  for (; n + kCols <= N; n += kCols, f.from += f.advance)
+    block<kCols, RowsOut, Fetch>(a, B + n, ldb, K, at(n), ldc, rows, f);
   switch (N - n) {
-  case 5: block<5, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows); break;
-  case 4: block<4, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows); break;
-  case 3: block<3, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows); break;
-  case 2: block<2, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows); break;
-  case 1: block<1, RowsOut>(a, B + n, ldb, K, at(n), ldc, rows); break;
+  case 5: block<5, RowsOut, Fetch>(a, B + n, ldb, K, at(n), ldc, rows, f); break;
+  case 4: block<4, RowsOut, Fetch>(a, B + n, ldb, K, at(n), ldc, rows, f); break;
+  case 3: block<3, RowsOut, Fetch>(a, B + n, ldb, K, at(n), ldc, rows, f); break;
+  case 2: block<2, RowsOut, Fetch>(a, B + n, ldb, K, at(n), ldc, rows, f); break;
+  case 1: block<1, RowsOut, Fetch>(a, B + n, ldb, K, at(n), ldc, rows, f); break;
   default: break;
   }
 }
@@ -115,6 +132,7 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
     buffer.resize(size_t(strips * K * kCols));
   float *packed = buffer.data();
   int64_t panels = (M + kPanelRows - 1) / kPanelRows;
+  bool fetchAhead = M * K * int64_t(sizeof(float)) >= kFetchAheadBytes;
   parallelRegion(M * K * N >= kParallelWork, [&] {
 #pragma omp for schedule(static)
     for (int64_t s = 0; s < strips; ++s)
@@ -122,11 +140,21 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
 #pragma omp for schedule(static)
     for (int64_t pb = 0; pb < panels; ++pb) {
       int64_t m0 = pb * kPanelRows, rows = std::min(kPanelRows, M - m0);
-      for (int64_t s = 0; s < strips; ++s) {
+      // The next panel (this thread's next, with a static schedule) of a
+      // weight too large to stay cached is fetched into L2 a slice per
+      // strip. Left to the hardware, it came from memory while the first
+      // strip ran, which then waited on it.
+      bool fetch = fetchAhead && pb + 1 < panels;
+      Prefetch pf = spreadOver(packedA + (m0 + kPanelRows) * K, kPanelRows * K * 4, strips, K);
+      for (int64_t s = 0; s < strips; ++s, pf.from += pf.advance) {
         int64_t n0 = s * kCols;
         float *c = RowsOut ? C + n0 * ldc + m0 : C + m0 * ldc + n0;
-        panelColumns<RowsOut>(packedA + m0 * K, packed + s * K * kCols, kCols, K,
-                              std::min<int64_t>(kCols, N - n0), c, ldc, rows);
+        const float *a = packedA + m0 * K, *b = packed + s * K * kCols;
+        int64_t cols = std::min<int64_t>(kCols, N - n0);
+        if (fetch)
+          panelColumns<RowsOut, true>(a, b, kCols, K, cols, c, ldc, rows, pf);
+        else
+          panelColumns<RowsOut>(a, b, kCols, K, cols, c, ldc, rows);
       }
     }
   });
@@ -135,10 +163,16 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
 } // namespace
 
 void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
-               int64_t ldb, int64_t N, float *C, int64_t ldc) {
-  int64_t r0 = panel * kPanelRows;
-  panelColumns<false>(packedA + r0 * K, B, ldb, K, N, C + r0 * ldc, ldc,
-                      std::min(kPanelRows, M - r0));
+               int64_t ldb, int64_t N, float *C, int64_t ldc, bool fetchNext) {
+  int64_t r0 = panel * kPanelRows, rows = std::min(kPanelRows, M - r0);
+  const float *a = packedA + r0 * K;
+  if (fetchNext) {
+    int64_t blocks = (N + kCols - 1) / kCols;
+    panelColumns<false, true>(a, B, ldb, K, N, C + r0 * ldc, ldc, rows,
+                              spreadOver(a + kPanelRows * K, kPanelRows * K * 4, blocks, K));
+  } else {
+    panelColumns<false>(a, B, ldb, K, N, C + r0 * ldc, ldc, rows);
+  }
 }
 
 void packRowBlocks(const float *A, int64_t lda, int64_t M, int64_t K, int64_t blockRows,

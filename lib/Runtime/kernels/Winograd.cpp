@@ -119,11 +119,15 @@ public:
       inputTransform(x, V);
       // 36 GEMMs, one per tile position, by panels of 16 output channels
       // spread over the threads.
+      // Items run in order on each thread, and the next item's panel
+      // follows this one's in U_ (the last tile position's last panel
+      // excepted), so each fetches the next ahead once U_ outgrows L2.
       int64_t panels = (OC_ + kPanelRows - 1) / kPanelRows;
+      bool fetch = 36 * uSize_ * int64_t(sizeof(float)) >= kFetchAheadBytes;
       parallelFor(36 * panels, true, [&](int64_t item) {
         int64_t p = item / panels, pb = item % panels;
         gemmPanel(U_.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
-                  M + p * mStride_, T_);
+                  M + p * mStride_, T_, fetch && item + 1 < 36 * panels);
       });
       outputTransform(M, y, bias);
     }
