@@ -199,10 +199,20 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
 
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
                           int64_t N, float *C, int64_t ldc) {
+  // A strip's row k is 6 consecutive floats of B's row k; only the last
+  // strip may be short. (A test per float kept the copy scalar: 3.5 % of
+  // mobilenet_v2's samples.)
   auto copy = [&](int64_t n0, int64_t cols, float *o) {
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t j = 0; j < kCols; ++j)
-        o[k * kCols + j] = j < cols ? B[k * ldb + n0 + j] : 0.f;
+    const float *b = B + n0;
+    if (cols == kCols) {
+      for (int64_t k = 0; k < K; ++k)
+        std::copy_n(b + k * ldb, kCols, o + k * kCols);
+      return;
+    }
+    for (int64_t k = 0; k < K; ++k) {
+      std::copy_n(b + k * ldb, cols, o + k * kCols);
+      std::fill(o + k * kCols + cols, o + (k + 1) * kCols, 0.f);
+    }
   };
   gemmPackedFewColumns(packedA, M, K, N, copy, C, ldc);
 }
