@@ -234,8 +234,11 @@ public:
     // matrix again on every call: resnet18 31.7 to 30.1 ms at 1 thread (its
     // 7x7x512 layers 3.5 to 3.0 ms each), mobilenet_v2 10.6 to 10.2 ms. The
     // packing happens on the first run, not at load, which it would slow by
-    // ~20 ms on resnet18.
-    pack_ = !depthwise_ && K_ > 256 && g.OH * g.OW <= 256;
+    // ~20 ms on resnet18. Layers of 64 outputs or fewer go there whatever
+    // their depth: the strip kernel's tiles of 16 outputs would compute 64
+    // for a 7x7 plane's 49 (mobilenet_v2's 7x7 160->960 layers 0.265 to
+    // 0.225 ms each; at 14x14 the strip kernel stays ahead).
+    pack_ = !depthwise_ && (K_ > 256 || g.OH * g.OW <= 64) && g.OH * g.OW <= 256;
     // Other layers run on the strip kernel: it reads a pointwise layer's
     // input as it lies and gathers other layers' patches block by block
     // (no im2col matrix), and writes each output once with bias and
