@@ -132,7 +132,8 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
     buffer.resize(size_t(strips * K * kCols));
   float *packed = buffer.data();
   int64_t panels = (M + kPanelRows - 1) / kPanelRows;
-  bool fetchAhead = M * K * int64_t(sizeof(float)) >= kFetchAheadBytes;
+  int64_t panelBytes = kPanelRows * K * int64_t(sizeof(float));
+  bool fetchAhead = panels * panelBytes >= kFetchAheadBytes;
   parallelRegion(M * K * N >= kParallelWork, [&] {
 #pragma omp for schedule(static)
     for (int64_t s = 0; s < strips; ++s)
@@ -145,7 +146,7 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
       // strip. Left to the hardware, it came from memory while the first
       // strip ran, which then waited on it.
       bool fetch = fetchAhead && pb + 1 < panels;
-      Prefetch pf = spreadOver(packedA + (m0 + kPanelRows) * K, kPanelRows * K * 4, strips, K);
+      Prefetch pf = spreadOver(packedA + (m0 + kPanelRows) * K, panelBytes, strips, K);
       for (int64_t s = 0; s < strips; ++s, pf.from += pf.advance) {
         int64_t n0 = s * kCols;
         float *c = RowsOut ? C + n0 * ldc + m0 : C + m0 * ldc + n0;
@@ -167,9 +168,9 @@ void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const 
   int64_t r0 = panel * kPanelRows, rows = std::min(kPanelRows, M - r0);
   const float *a = packedA + r0 * K;
   if (fetchNext) {
-    int64_t blocks = (N + kCols - 1) / kCols;
+    int64_t blocks = (N + kCols - 1) / kCols, panelBytes = kPanelRows * K * int64_t(sizeof(float));
     panelColumns<false, true>(a, B, ldb, K, N, C + r0 * ldc, ldc, rows,
-                              spreadOver(a + kPanelRows * K, kPanelRows * K * 4, blocks, K));
+                              spreadOver(a + kPanelRows * K, panelBytes, blocks, K));
   } else {
     panelColumns<false>(a, B, ldb, K, N, C + r0 * ldc, ldc, rows);
   }
