@@ -475,18 +475,32 @@ private:
   /// zeros read above and below the plane.
   static constexpr int64_t kDirectMinWidth = 24, kDirectMaxWidth = 4096;
 
+  /// How the 3x3 depthwise loops apply the fused activation: ReLU and
+  /// ReLU6 (and none) are the clamp [lo, hi] in the same loop (`only`);
+  /// other activations run over the row afterwards, the clamp open.
+  struct Clamp {
+    bool only;
+    float lo, hi;
+  };
+  Clamp clampOfActivation() const {
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    bool relu = act_ == Act::Relu || act_ == Act::Relu6;
+    return {act_ == Act::None || relu, relu ? 0.f : -inf, act_ == Act::Relu6 ? 6.f : inf};
+  }
+
 #ifdef KC_HAVE_VEC8
-  /// 8 outputs from ow of a 3x3 row triple at stride S: taps at columns
-  /// S*ow - 1 + {0, 1, 2}, all inside the rows.
+  /// acc plus 8 outputs of a 3x3 kernel on a row triple at stride S, the
+  /// first output's taps at columns col, col + 1 and col + 2 of each row.
   template <int S>
-  static __m256 taps8(const float *const r[3], int64_t ow, const __m256 w[9], __m256 acc) {
+  static __m256 taps8(const float *const r[3], int64_t col, const __m256 w[9], __m256 acc) {
     for (int i = 0; i < 3; ++i) {
-      const float *p = r[i] + S * ow - 1;
+      const float *p = r[i] + col;
       if constexpr (S == 1) {
         acc = _mm256_fmadd_ps(w[3 * i], _mm256_loadu_ps(p), acc);
         acc = _mm256_fmadd_ps(w[3 * i + 1], _mm256_loadu_ps(p + 1), acc);
         acc = _mm256_fmadd_ps(w[3 * i + 2], _mm256_loadu_ps(p + 2), acc);
       } else {
+        // Even, odd and shifted even columns split out with shuffles.
         __m256 a = _mm256_loadu_ps(p), c = _mm256_loadu_ps(p + 8);
         __m256 a2 = _mm256_loadu_ps(p + 2), c2 = _mm256_loadu_ps(p + 10);
         acc = _mm256_fmadd_ps(w[3 * i], evenLanes(a, c), acc);
@@ -506,10 +520,9 @@ private:
   void depthwise3x3Direct(const float *src, float *dst, const float *k, float b) const {
     static const std::vector<float> zeros(size_t(kDirectMaxWidth), 0.f);
     const int64_t H = g_.H, W = g_.W, OW = g_.OW;
-    constexpr float inf = std::numeric_limits<float>::infinity();
-    bool clampOnly = act_ == Act::None || act_ == Act::Relu || act_ == Act::Relu6;
-    float lo = act_ == Act::Relu || act_ == Act::Relu6 ? 0.f : -inf;
-    float hi = act_ == Act::Relu6 ? 6.f : inf;
+    const Clamp clamp = clampOfActivation();
+    const bool clampOnly = clamp.only;
+    const float lo = clamp.lo, hi = clamp.hi;
     auto edge = [&](const float *const r[3], int64_t ow) {
       float v = b;
       for (int i = 0; i < 3; ++i)
@@ -543,7 +556,7 @@ private:
       // Steps of 8; the last one overlaps the step before it.
       for (int64_t step = 1; step <= last; step += 8) {
         ow = std::min(step, last - 7);
-        __m256 v = taps8<S>(r, ow, w, vb);
+        __m256 v = taps8<S>(r, S * ow - 1, w, vb);
         _mm256_storeu_ps(row + ow, _mm256_min_ps(_mm256_max_ps(v, vlo), vhi));
       }
       ow = last + 1;
@@ -562,10 +575,9 @@ private:
     const float k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3], k4 = k[4], k5 = k[5], k6 = k[6],
                 k7 = k[7], k8 = k[8];
     // ReLU and ReLU6 are clamps applied in the same loop; others after it.
-    constexpr float inf = std::numeric_limits<float>::infinity();
-    bool clampOnly = act_ == Act::None || act_ == Act::Relu || act_ == Act::Relu6;
-    float lo = act_ == Act::Relu || act_ == Act::Relu6 ? 0.f : -inf;
-    float hi = act_ == Act::Relu6 ? 6.f : inf;
+    const Clamp clamp = clampOfActivation();
+    const bool clampOnly = clamp.only;
+    const float lo = clamp.lo, hi = clamp.hi;
     for (int64_t oh = 0; oh < g_.OH; ++oh) {
       const float *r0 = pad + oh * S * PWt, *r1 = r0 + PWt, *r2 = r1 + PWt;
       float *row = dst + oh * g_.OW;
@@ -582,25 +594,10 @@ private:
       const __m256 w[9] = {_mm256_set1_ps(k0), _mm256_set1_ps(k1), _mm256_set1_ps(k2),
                            _mm256_set1_ps(k3), _mm256_set1_ps(k4), _mm256_set1_ps(k5),
                            _mm256_set1_ps(k6), _mm256_set1_ps(k7), _mm256_set1_ps(k8)};
+      const float *rows[3] = {r0, r1, r2};
       for (int64_t step = 0; step < g_.OW; step += 8) {
         ow = std::max<int64_t>(0, std::min(step, g_.OW - 8));
-        __m256 acc = vb;
-        const float *rows[3] = {r0 + S * ow, r1 + S * ow, r2 + S * ow};
-        for (int r = 0; r < 3; ++r) {
-          const float *p = rows[r];
-          if constexpr (S == 1) {
-            acc = _mm256_fmadd_ps(w[3 * r], _mm256_loadu_ps(p), acc);
-            acc = _mm256_fmadd_ps(w[3 * r + 1], _mm256_loadu_ps(p + 1), acc);
-            acc = _mm256_fmadd_ps(w[3 * r + 2], _mm256_loadu_ps(p + 2), acc);
-          } else {
-            // Even, odd and shifted even columns split out with shuffles.
-            __m256 a = _mm256_loadu_ps(p), c = _mm256_loadu_ps(p + 8);
-            __m256 a2 = _mm256_loadu_ps(p + 2), c2 = _mm256_loadu_ps(p + 10);
-            acc = _mm256_fmadd_ps(w[3 * r], evenLanes(a, c), acc);
-            acc = _mm256_fmadd_ps(w[3 * r + 1], oddLanes(a, c), acc);
-            acc = _mm256_fmadd_ps(w[3 * r + 2], evenLanes(a2, c2), acc);
-          }
-        }
+        __m256 acc = taps8<S>(rows, S * ow, w, vb);
         __m256 v = _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
         if (oh * g_.OW + ow + 8 <= g_.OH * g_.OW) {
           _mm256_storeu_ps(row + ow, v);
