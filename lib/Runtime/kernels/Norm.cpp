@@ -69,10 +69,6 @@ KC_REGISTER_KERNEL(bn1d, "nn.BatchNorm1d", makeBatchNorm);
 KC_REGISTER_KERNEL(bn2d, "nn.BatchNorm2d", makeBatchNorm);
 KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", makeBatchNorm);
 
-/// Normalizes groups of `len` consecutive values (a row of LayerNorm, a
-/// group of GroupNorm, a channel plane of InstanceNorm), then applies an
-/// affine transform whose parameters repeat every `affineLen` values of a
-/// row (LayerNorm) or are per channel of `inner` values (Group/Instance).
 /// Mean and variance of n floats, summed in double: 8 floats per step
 /// into 8 double accumulators, where one running sum waits on each add in
 /// turn (tiny_transformer's LayerNorms over rows of 64 took 10 % of it).
@@ -112,6 +108,10 @@ std::pair<double, double> meanVariance(const float *x, int64_t n) {
   return {mean, sq / double(n)};
 }
 
+/// Normalizes groups of `len` consecutive values (a row of LayerNorm, a
+/// group of GroupNorm, a channel plane of InstanceNorm), then applies an
+/// affine transform whose parameters repeat every `affineLen` values of a
+/// row (LayerNorm) or are per channel of `inner` values (Group/Instance).
 class RowNormKernel final : public OpKernel {
 public:
   RowNormKernel(int64_t rows, int64_t len, float eps, Tensor w, Tensor b, bool perChannel,
