@@ -93,16 +93,13 @@ private:
   /// computed by loops: an sgemm call costs more than the product of a
   /// 16-token, 16-wide head.
   static constexpr int64_t kSmallHead = 16384;
-  /// Sequences up to this long project on kc's panel kernel over weights
-  /// packed on the first run, else on sgemm.
-  static constexpr int64_t kPackedRows = 256;
 
   /// out (rows × E, leading dimension ldo) = x Wᵀ + bias for projection
   /// `which` (0-2: query, key, value; 3: output).
   void project(const float *x, int64_t ld, int64_t rows, int which, const float *bias, float *out,
                int64_t ldo) {
     const Tensor &w = which == 0 ? wq_ : which == 1 ? wk_ : which == 2 ? wv_ : wo_;
-    if (rows <= kPackedRows) {
+    if (rows <= kPackedRowsMax) {
       Tensor &p = packed_[which];
       if (!p.defined()) {
         p = Tensor::empty(DType::F32, {int64_t(packedSize(E_, E_))});

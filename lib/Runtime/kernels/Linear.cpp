@@ -29,7 +29,7 @@ public:
     const float *x = in[0]->data<float>();
     if (rows_ <= kGemvRows) {
       gemv(x, y);
-    } else if (rows_ <= kPackedRows) {
+    } else if (rows_ <= kPackedRowsMax) {
       if (!packed_.defined())
         packWeight();
       gemmPackedRows(packed_.data<float>(), out_, in_, x, in_, rows_, y, out_);
@@ -48,9 +48,6 @@ private:
   /// pack the whole weight on every call (mobilenet_v2's 1280x1000
   /// classifier 0.65 ms as sgemm).
   static constexpr int64_t kGemvRows = 4;
-  /// Up to this many rows, kc's panel kernel over the weight packed on the
-  /// first run, where sgemm would pack it again on every call.
-  static constexpr int64_t kPackedRows = 256;
 
   /// Packs w_ into panels, once, and lets the original (and its mapped
   /// pages) go, so the weight is not resident twice.
@@ -78,7 +75,7 @@ private:
 
   int64_t rows_, in_, out_;
   Tensor w_, b_;
-  Tensor packed_; ///< w_ in panels, for kGemvRows < rows ≤ kPackedRows
+  Tensor packed_; ///< w_ in panels, for kGemvRows < rows ≤ kPackedRowsMax
   TensorDataPtr mapped_;
 };
 

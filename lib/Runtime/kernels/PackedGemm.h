@@ -82,4 +82,8 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const floa
 void gemmPackedRows(const float *packedA, int64_t M, int64_t K, const float *X, int64_t ldx,
                     int64_t rows, float *Y, int64_t ldy);
 
+/// Rows up to which linear layers and attention projections use
+/// gemmPackedRows; longer inputs amortize sgemm's own packing.
+constexpr int64_t kPackedRowsMax = 256;
+
 } // namespace kc::rt
