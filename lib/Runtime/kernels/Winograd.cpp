@@ -118,10 +118,9 @@ public:
       float *y = out[0]->data<float>() + n * OC_ * OH_ * OW_;
       inputTransform(x, V);
       // 36 GEMMs, one per tile position, by panels of 16 output channels
-      // spread over the threads.
-      // Items run in order on each thread, and the next item's panel
-      // follows this one's in U_ (the last tile position's last panel
-      // excepted), so each fetches the next ahead once U_ outgrows L2.
+      // spread over the threads. Each thread runs its items in order, and
+      // the next item's panel follows this one's in U_, so each fetches
+      // the next ahead once U_ outgrows L2.
       int64_t panels = (OC_ + kPanelRows - 1) / kPanelRows;
       bool fetch = 36 * uSize_ * int64_t(sizeof(float)) >= kFetchAheadBytes;
       parallelFor(36 * panels, true, [&](int64_t item) {
