@@ -14,6 +14,7 @@
 #include "kc/Import/Importer.h"
 #include "kc/Pass/PassManager.h"
 #include "kc/Runtime/Interpreter.h"
+#include "kc/Runtime/KernelIsa.h"
 #include "kc/Support/Npy.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -118,6 +119,6 @@ TEST_CASE("conformance: every shared model matches PyTorch, with and without -O,
     double optimized = runModel(dir, true);
     double oneThread = runModel(dir, true, 1);
     MESSAGE(name << ": worst |a-b| = " << plain << " (no passes), " << optimized << " (-O), "
-                 << oneThread << " (-O, 1 thread)");
+                 << oneThread << " (-O, 1 thread); " << rt::kernelIsa() << " kernels");
   }
 }

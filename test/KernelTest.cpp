@@ -15,6 +15,7 @@
 #include "kc/IR/Parser.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/Runtime/Interpreter.h"
+#include "kc/Runtime/KernelIsa.h"
 
 #include "ScopedThreadCount.h"
 
@@ -1115,6 +1116,18 @@ TEST_CASE("runtime: no thread count means every core, also after OpenBLAS is set
   CHECK(omp_get_max_threads() == expected);
 }
 
+TEST_CASE("runtime: the GEMM kernels take their AVX-512 forms on cores that have them") {
+#if defined(__AVX2__) && defined(__FMA__)
+  const char *env = std::getenv("KC_ISA");
+  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  bool forced = env && std::string(env) == "avx2";
+  CHECK(std::string(rt::kernelIsa()) == (avx512 && !forced ? "avx512" : "avx2"));
+#else
+  CHECK(std::string(rt::kernelIsa()) == "scalar");
+#endif
+}
+
 TEST_CASE("kernel: nn.Conv2d grouped, dilated, strided, padded") {
   std::mt19937 rng(1414);
   // OH = (9+2-4-1)/2+1 = 4, OW = (10+2-4-1)/2+1 = 4
@@ -1252,6 +1265,25 @@ TEST_CASE("kernel: nn.Conv2d deep layers on the packed-weight kernel") {
   }
 }
 
+TEST_CASE("kernel: packed-weight GEMMs two panels a step (AVX-512) with 32 to 64 outputs") {
+  // The AVX-512 kernel takes two panels of 16 output channels at a time:
+  // 48 channels are a full step and a one-panel step, 40 a full step and a
+  // partial panel, 64 two full steps. (With AVX2 these are 3 to 4 steps of
+  // one panel.)
+  std::mt19937 rng(1626);
+  for (int threads : {1, 2}) {
+    std::string on = " on " + std::to_string(threads) + " thread(s)";
+    checkConv(ConvSpec{1, 16, 10, 9, 48, 3, 1, 1, 1, 1, true}, rng,
+              "3x3 16->48 on 10x9 (Winograd)" + on, 1e-4, 1e-4, threads);
+    checkConv(ConvSpec{1, 24, 12, 12, 64, 3, 1, 1, 1, 1, false}, rng,
+              "3x3 24->64 on 12x12 (Winograd)" + on, 1e-4, 1e-4, threads);
+    checkConv(ConvSpec{1, 64, 7, 7, 40, 3, 1, 1, 1, 1, true}, rng, "3x3 64->40 on 7x7 (deep)" + on,
+              kAtol, kRtol, threads);
+    checkConv(ConvSpec{1, 40, 7, 7, 64, 3, 1, 1, 1, 1, true}, rng, "3x3 40->64 on 7x7 (deep)" + on,
+              kAtol, kRtol, threads);
+  }
+}
+
 TEST_CASE("kernel: nn.ConvTranspose2d strided, padded, dilated, grouped") {
   std::mt19937 rng(1717);
   struct Spec {
@@ -1363,6 +1395,10 @@ TEST_CASE("kernel: nn.Linear on the packed-weight kernel and on sgemm") {
   checkLinear({17, 64}, 40, rng, "17 rows, 64 -> 40 (packed)");
   checkLinear({2, 128, 33}, 21, rng, "256 rows, 33 -> 21 (packed)");
   checkLinear({300, 24}, 19, rng, "300 rows, 24 -> 19 (sgemm)");
+  // Two panels a step with AVX-512: 64 outputs are two full steps, 48 a
+  // full step and a one-panel step.
+  checkLinear({7, 70}, 64, rng, "7 rows, 70 -> 64 (packed)");
+  checkLinear({7, 70}, 48, rng, "7 rows, 70 -> 48 (packed)");
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "kc/Import/ModuleLoader.h"
 #include "kc/Pass/PassManager.h"
 #include "kc/Runtime/Interpreter.h"
+#include "kc/Runtime/KernelIsa.h"
 #include "kc/Support/Npy.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -234,7 +235,7 @@ static int runTool(int argc, char **argv) {
   if (!quiet) {
     os << "model: " << modelPath << " (" << (*cm)->numSteps() << " steps, load "
        << llvm::format("%.1f", loadMs) << " ms, compile " << llvm::format("%.1f", compileMs)
-       << " ms)\n";
+       << " ms, " << rt::kernelIsa() << " kernels)\n";
     os << "activation memory: " << llvm::format("%.2f", (*cm)->arenaBytes() / 1048576.0)
        << " MiB planned (" << llvm::format("%.2f", (*cm)->unplannedBytes() / 1048576.0)
        << " MiB without reuse)\n";

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "PackedGemm.h"
+#include "Isa.h"
 #include "Parallel.h"
 
 #include <algorithm>
@@ -112,6 +113,102 @@ void panelColumns(const float *a, const float *B, int64_t ldb, int64_t K, int64_
   }
 }
 
+#ifdef KC_HAVE_AVX512_KERNELS
+/// block() with AVX-512: P panels (P = 1 or 2, `panelStride` floats apart)
+/// × NR columns, a 16-float vector per panel and column. Two panels at a
+/// time, as the AVX2 block does with half the lanes: per k two vectors of
+/// A and six broadcasts of B feed twelve fused multiply-adds (one panel
+/// would leave the loads, not the multiply-adds, setting the pace).
+template <int NR, int P, bool RowsOut, bool Fetch>
+KC_AVX512 void block512(const float *a, int64_t panelStride, const float *b, int64_t ldb,
+                        int64_t K, float *c, int64_t ldc, int64_t rows, const Prefetch &pf) {
+  alignas(64) float t[NR][2 * kPanelRows];
+  const __m512 z = _mm512_setzero_ps();
+  __m512 x0 = z, y0 = z, x1 = z, y1 = z, x2 = z, y2 = z, x3 = z, y3 = z, x4 = z, y4 = z, x5 = z,
+         y5 = z;
+  const float *a1 = a + panelStride;
+  for (int64_t k = 0; k < K; ++k) {
+    if constexpr (Fetch)
+      _mm_prefetch(pf.from + ((k * pf.step) >> 16), _MM_HINT_T1);
+    __m512 a0v = _mm512_loadu_ps(a + k * kPanelRows);
+    __m512 a1v = z;
+    if constexpr (P == 2)
+      a1v = _mm512_loadu_ps(a1 + k * kPanelRows);
+    const float *bk = b + k * ldb;
+    __m512 bj;
+#define KC_FMA_COLUMN(J)                                                                           \
+  if constexpr (NR > J) {                                                                          \
+    bj = _mm512_set1_ps(bk[J]);                                                                    \
+    x##J = _mm512_fmadd_ps(a0v, bj, x##J);                                                         \
+    if constexpr (P == 2)                                                                          \
+      y##J = _mm512_fmadd_ps(a1v, bj, y##J);                                                       \
+  }
+    KC_FMA_COLUMN(0)
+    KC_FMA_COLUMN(1)
+    KC_FMA_COLUMN(2)
+    KC_FMA_COLUMN(3)
+    KC_FMA_COLUMN(4)
+    KC_FMA_COLUMN(5)
+#undef KC_FMA_COLUMN
+  }
+  const __m512 xs[kCols] = {x0, x1, x2, x3, x4, x5}, ys[kCols] = {y0, y1, y2, y3, y4, y5};
+  for (int j = 0; j < NR; ++j) {
+    _mm512_store_ps(t[j], xs[j]);
+    if constexpr (P == 2)
+      _mm512_store_ps(t[j] + kPanelRows, ys[j]);
+  }
+  if constexpr (RowsOut) {
+    for (int j = 0; j < NR; ++j)
+      std::copy(t[j], t[j] + rows, c + j * ldc);
+  } else {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int j = 0; j < NR; ++j)
+        c[r * ldc + j] = t[j][r];
+  }
+}
+
+/// panelColumns() with AVX-512, for P panels (`rows` rows in all) at `a`.
+template <int P, bool RowsOut, bool Fetch>
+KC_AVX512 void panelColumns512(const float *a, int64_t panelStride, const float *B, int64_t ldb,
+                               int64_t K, int64_t N, float *c, int64_t ldc, int64_t rows,
+                               const Prefetch &pf) {
+  Prefetch f = pf;
+  int64_t n = 0;
+#define KC_BLOCK(NR)                                                                               \
+  block512<NR, P, RowsOut, Fetch>(a, panelStride, B + n, ldb, K, RowsOut ? c + n * ldc : c + n, \
+                                  ldc, rows, f)
+  for (; n + kCols <= N; n += kCols, f.from += f.advance)
+    KC_BLOCK(kCols);
+  switch (N - n) {
+  case 5: KC_BLOCK(5); break;
+  case 4: KC_BLOCK(4); break;
+  case 3: KC_BLOCK(3); break;
+  case 2: KC_BLOCK(2); break;
+  case 1: KC_BLOCK(1); break;
+  default: break;
+  }
+#undef KC_BLOCK
+}
+#endif
+
+/// Rows [m0, m0 + rows) of A (rows ≤ 16 · panelsPerStep(), starting on a
+/// panel) times B's N columns, into C at `c` as block() lays them out;
+/// with `pf`, fetching ahead.
+template <bool RowsOut, bool Fetch = false>
+void rowsColumns(const float *a, int64_t K, const float *B, int64_t ldb, int64_t N, float *c,
+                 int64_t ldc, int64_t rows, const Prefetch &pf = {}) {
+#ifdef KC_HAVE_AVX512_KERNELS
+  if (useAvx512()) {
+    if (rows > kPanelRows)
+      panelColumns512<2, RowsOut, Fetch>(a, kPanelRows * K, B, ldb, K, N, c, ldc, rows, pf);
+    else
+      panelColumns512<1, RowsOut, Fetch>(a, kPanelRows * K, B, ldb, K, N, c, ldc, rows, pf);
+    return;
+  }
+#endif
+  panelColumns<RowsOut, Fetch>(a, B, ldb, K, N, c, ldc, rows, pf);
+}
+
 /// Multiply-adds from which a product is shared over the threads: below,
 /// waking the team costs more than it saves (a 16-token linear layer of
 /// 64x128 is 131k).
@@ -131,31 +228,33 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
   if (buffer.size() < size_t(strips * K * kCols))
     buffer.resize(size_t(strips * K * kCols));
   float *packed = buffer.data();
-  int64_t panels = (M + kPanelRows - 1) / kPanelRows;
-  int64_t panelBytes = kPanelRows * K * int64_t(sizeof(float));
-  bool fetchAhead = panels * panelBytes >= kFetchAheadBytes;
+  // Row groups of one panel, or two for the AVX-512 kernel.
+  int64_t groupRows = kPanelRows * panelsPerStep();
+  int64_t groups = (M + groupRows - 1) / groupRows;
+  int64_t groupBytes = groupRows * K * int64_t(sizeof(float));
+  bool fetchAhead = groups * groupBytes >= kFetchAheadBytes;
   parallelRegion(M * K * N >= kParallelWork, [&] {
 #pragma omp for schedule(static)
     for (int64_t s = 0; s < strips; ++s)
       fill(s * kCols, std::min<int64_t>(kCols, N - s * kCols), packed + s * K * kCols);
 #pragma omp for schedule(static)
-    for (int64_t pb = 0; pb < panels; ++pb) {
-      int64_t m0 = pb * kPanelRows, rows = std::min(kPanelRows, M - m0);
-      // The next panel (this thread's next, with a static schedule) of a
+    for (int64_t gb = 0; gb < groups; ++gb) {
+      int64_t m0 = gb * groupRows, rows = std::min(groupRows, M - m0);
+      // The next group (this thread's next, with a static schedule) of a
       // weight too large to stay cached is fetched into L2 a slice per
       // strip. Left to the hardware, it came from memory while the first
       // strip ran, which then waited on it.
-      bool fetch = fetchAhead && pb + 1 < panels;
-      Prefetch pf = spreadOver(packedA + (m0 + kPanelRows) * K, panelBytes, strips, K);
+      bool fetch = fetchAhead && gb + 1 < groups;
+      Prefetch pf = spreadOver(packedA + (m0 + groupRows) * K, groupBytes, strips, K);
       for (int64_t s = 0; s < strips; ++s, pf.from += pf.advance) {
         int64_t n0 = s * kCols;
         float *c = RowsOut ? C + n0 * ldc + m0 : C + m0 * ldc + n0;
         const float *a = packedA + m0 * K, *b = packed + s * K * kCols;
         int64_t cols = std::min<int64_t>(kCols, N - n0);
         if (fetch)
-          panelColumns<RowsOut, true>(a, b, kCols, K, cols, c, ldc, rows, pf);
+          rowsColumns<RowsOut, true>(a, K, b, kCols, cols, c, ldc, rows, pf);
         else
-          panelColumns<RowsOut>(a, b, kCols, K, cols, c, ldc, rows);
+          rowsColumns<RowsOut>(a, K, b, kCols, cols, c, ldc, rows);
       }
     }
   });
@@ -163,16 +262,19 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
 
 } // namespace
 
-void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
-               int64_t ldb, int64_t N, float *C, int64_t ldc, bool fetchNext) {
-  int64_t r0 = panel * kPanelRows, rows = std::min(kPanelRows, M - r0);
+int64_t panelsPerStep() { return useAvx512() ? 2 : 1; }
+
+void gemmPanels(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
+                int64_t ldb, int64_t N, float *C, int64_t ldc, bool fetchNext) {
+  int64_t r0 = panel * kPanelRows, rows = std::min(kPanelRows * panelsPerStep(), M - r0);
   const float *a = packedA + r0 * K;
   if (fetchNext) {
-    int64_t blocks = (N + kCols - 1) / kCols, panelBytes = kPanelRows * K * int64_t(sizeof(float));
-    panelColumns<false, true>(a, B, ldb, K, N, C + r0 * ldc, ldc, rows,
-                              spreadOver(a + kPanelRows * K, panelBytes, blocks, K));
+    int64_t blocks = (N + kCols - 1) / kCols;
+    int64_t bytes = kPanelRows * panelsPerStep() * K * int64_t(sizeof(float));
+    rowsColumns<false, true>(a, K, B, ldb, N, C + r0 * ldc, ldc, rows,
+                             spreadOver(a + kPanelRows * panelsPerStep() * K, bytes, blocks, K));
   } else {
-    panelColumns<false>(a, B, ldb, K, N, C + r0 * ldc, ldc, rows);
+    rowsColumns<false>(a, K, B, ldb, N, C + r0 * ldc, ldc, rows);
   }
 }
 

@@ -34,14 +34,19 @@ inline size_t packedIndex(int64_t m, int64_t k, int64_t K) {
 /// costs instructions (tiny_transformer 0.069 -> 0.072 ms).
 constexpr int64_t kFetchAheadBytes = 512 << 10;
 
-/// C[M×N] = A·B for rows [panel·16, panel·16 + 16) ∩ [0, M) of A, with A
-/// packed (packedIndex), B row-major with leading dimension ldb, C
-/// row-major with leading dimension ldc (C points at row 0). One thread.
-/// With `fetchNext`, the 16·K floats after the panel (the caller's next
-/// panel) are fetched into L2 meanwhile: for weights too large to stay
-/// cached, which would otherwise arrive from memory as they are read.
-void gemmPanel(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
-               int64_t ldb, int64_t N, float *C, int64_t ldc, bool fetchNext = false);
+/// Panels the register kernel takes at a time: 2 for the AVX-512 kernel
+/// (32 rows), else 1.
+int64_t panelsPerStep();
+
+/// C[M×N] = A·B for rows [panel·16, (panel + panelsPerStep())·16) ∩ [0, M)
+/// of A, with A packed (packedIndex), B row-major with leading dimension
+/// ldb, C row-major with leading dimension ldc (C points at row 0). One
+/// thread. `panel` is a multiple of panelsPerStep(). With `fetchNext`, the
+/// next step's panels (the caller's next) are fetched into L2 meanwhile:
+/// for weights too large to stay cached, which would otherwise arrive from
+/// memory as they are read.
+void gemmPanels(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
+                int64_t ldb, int64_t N, float *C, int64_t ldc, bool fetchNext = false);
 
 /// Packs row-major A (M×K, leading dimension lda) into blocks of
 /// `blockRows` rows: block b holds K groups of blockRows floats, one per

@@ -8,8 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "StripGemm.h"
+#include "Isa.h"
 #include "PackedGemm.h"
 #include "VecMath.h"
+#include "VecMath512.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -89,6 +91,73 @@ void tile(const float *a, const float *b, int64_t ldb, int64_t K, const float *b
 #endif
   for (int64_t r = 0; r < rows; ++r)
     std::copy(t[r], t[r] + cols, c + r * ldc);
+}
+
+#ifdef KC_HAVE_AVX512_KERNELS
+/// Columns of a tile of the AVX-512 kernel.
+constexpr int64_t kWideTileCols = 32;
+static_assert(kStripBlockCols % kWideTileCols == 0);
+
+/// tile() with AVX-512: a 6×32 tile, per k two 16-float vectors of B and
+/// six broadcasts of A into twelve accumulators; short tiles store through
+/// lane masks.
+template <Act A>
+KC_AVX512 void tile512(const float *a, const float *b, int64_t ldb, int64_t K, const float *bias,
+                       float slope, float *c, int64_t ldc, int64_t rows, int64_t cols) {
+  __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+  {
+    float bv[kStripRows] = {};
+    for (int64_t r = 0; r < rows && bias; ++r)
+      bv[r] = bias[r];
+    c00 = c01 = _mm512_set1_ps(bv[0]);
+    c10 = c11 = _mm512_set1_ps(bv[1]);
+    c20 = c21 = _mm512_set1_ps(bv[2]);
+    c30 = c31 = _mm512_set1_ps(bv[3]);
+    c40 = c41 = _mm512_set1_ps(bv[4]);
+    c50 = c51 = _mm512_set1_ps(bv[5]);
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    __m512 b0 = _mm512_loadu_ps(b + k * ldb), b1 = _mm512_loadu_ps(b + k * ldb + 16);
+    const float *ak = a + k * kStripRows;
+    __m512 ar;
+#define KC_FMA_ROW(R)                                                                              \
+  ar = _mm512_set1_ps(ak[R]);                                                                      \
+  c##R##0 = _mm512_fmadd_ps(ar, b0, c##R##0);                                                      \
+  c##R##1 = _mm512_fmadd_ps(ar, b1, c##R##1);
+    KC_FMA_ROW(0)
+    KC_FMA_ROW(1)
+    KC_FMA_ROW(2)
+    KC_FMA_ROW(3)
+    KC_FMA_ROW(4)
+    KC_FMA_ROW(5)
+#undef KC_FMA_ROW
+  }
+  const __m512 acc[kStripRows][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                                     {c30, c31}, {c40, c41}, {c50, c51}};
+  __mmask16 lo = firstLanes(cols), hi = firstLanes(cols - 16);
+  for (int64_t r = 0; r < rows; ++r) {
+    _mm512_mask_storeu_ps(c + r * ldc, lo, act16(A, acc[r][0], slope));
+    _mm512_mask_storeu_ps(c + r * ldc + 16, hi, act16(A, acc[r][1], slope));
+  }
+}
+#endif
+
+/// Output rows [m0, m0 + rows) (one strip, A at `a`) of columns [0, cols)
+/// of a block of B, tile by tile.
+template <Act A>
+void stripTimesBlock(const float *a, const float *block, int64_t K, const float *bias, float slope,
+                     float *c, int64_t ldc, int64_t rows, int64_t cols) {
+#ifdef KC_HAVE_AVX512_KERNELS
+  if (useAvx512()) {
+    for (int64_t t0 = 0; t0 < cols; t0 += kWideTileCols)
+      tile512<A>(a, block + t0, kStripBlockLd, K, bias, slope, c + t0, ldc, rows,
+                 std::min(kWideTileCols, cols - t0));
+    return;
+  }
+#endif
+  for (int64_t t0 = 0; t0 < cols; t0 += kTileCols)
+    tile<A>(a, block + t0, kStripBlockLd, K, bias, slope, c + t0, ldc, rows,
+            std::min(kTileCols, cols - t0));
 }
 
 } // namespace
@@ -190,10 +259,8 @@ void gemmStripsT(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlo
         fill(n0, cols, block);
         for (int64_t s = s0; s < std::min(strips, s0 + plan.perGroup); ++s) {
           int64_t m0 = s * kStripRows, rows = std::min(kStripRows, M - m0);
-          const float *a = packedA + m0 * K;
-          for (int64_t t0 = 0; t0 < cols; t0 += kTileCols)
-            tile<A>(a, block + t0, kStripBlockLd, K, bias ? bias + m0 : nullptr, slope,
-                    C + m0 * ldc + n0 + t0, ldc, rows, std::min(kTileCols, cols - t0));
+          stripTimesBlock<A>(packedA + m0 * K, block, K, bias ? bias + m0 : nullptr, slope,
+                             C + m0 * ldc + n0, ldc, rows, cols);
         }
       }
   };

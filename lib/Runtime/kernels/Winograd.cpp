@@ -121,12 +121,13 @@ public:
       // spread over the threads. Each thread runs its items in order, and
       // the next item's panel follows this one's in U_, so each fetches
       // the next ahead once U_ outgrows L2.
-      int64_t panels = (OC_ + kPanelRows - 1) / kPanelRows;
+      int64_t step = panelsPerStep();
+      int64_t steps = (OC_ + kPanelRows * step - 1) / (kPanelRows * step);
       bool fetch = 36 * uSize_ * int64_t(sizeof(float)) >= kFetchAheadBytes;
-      parallelFor(36 * panels, true, [&](int64_t item) {
-        int64_t p = item / panels, pb = item % panels;
-        gemmPanel(U_.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
-                  M + p * mStride_, T_, fetch && item + 1 < 36 * panels);
+      parallelFor(36 * steps, true, [&](int64_t item) {
+        int64_t p = item / steps, pb = item % steps * step;
+        gemmPanels(U_.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
+                   M + p * mStride_, T_, fetch && item + 1 < 36 * steps);
       });
       outputTransform(M, y, bias);
     }
@@ -134,7 +135,7 @@ public:
 
 private:
   /// U_p = (G g Gᵀ)[p] for p over the 36 tile positions, each an OC × C
-  /// matrix packed for gemmPanel. Done on the first run rather than at load
+  /// matrix packed for gemmPanels. Done on the first run rather than at load
   /// (resnet18's filters take ~18 ms and 37.6 MB of fresh pages), in
   /// parallel, one 16 × 16 block of (output, input) channels at a time, so
   /// every write is a contiguous run of 256 floats (writing single floats
