@@ -101,10 +101,22 @@ def run_torch(model, threads):
 
 
 def gemm_peak():
+    """sgemm GFLOP/s per thread count, and the OpenBLAS kernels measured."""
     out = subprocess.run([os.path.join(args.build, "bin", "kc-gemm-peak")], check=True,
                          capture_output=True, text=True).stdout
-    return {int(m.group(1)): float(m.group(2))
-            for m in re.finditer(r"threads=(\d+) n=\d+ gflops=([\d.]+)", out)}
+    core = re.search(r"openblas_core=(\S+)", out)
+    return ({int(m.group(1)): float(m.group(2))
+             for m in re.finditer(r"threads=(\d+) n=\d+ gflops=([\d.]+)", out)},
+            core.group(1) if core else "unknown")
+
+
+def kernel_isa():
+    """The instruction set of kc's GEMM kernels, as kc-run names it."""
+    out = subprocess.run([os.path.join(args.build, "bin", "kc-run"),
+                          os.path.join(args.models_dir, "tiny_transformer", "model.pnnx.param")],
+                         check=True, capture_output=True, text=True).stdout
+    isa = re.search(r"ms, (\w+) kernels\)", out)
+    return isa.group(1) if isa else "unknown"
 
 
 def machine():
@@ -124,7 +136,8 @@ def machine():
 
 models = args.models.split(",")
 threads = [int(t) for t in args.threads.split(",")]
-peak = gemm_peak()
+peak, blas_core = gemm_peak()
+isa = kernel_isa()
 results = {}
 for r in range(args.rounds):
     for model in models:
@@ -148,9 +161,9 @@ lines = [
     "Ratio = kc / PyTorch (below 1: kc is faster). GFLOP/s counts the multiply-adds of",
     "convolutions, linear layers, matmuls and attention; the peak is OpenBLAS sgemm",
     f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
-    f"{peak.get(2, 0):.0f} on 2.",
+    f"{peak.get(2, 0):.0f} on 2 (OpenBLAS's {blas_core} kernels).",
     "",
-    f"Machine: {machine()}.",
+    f"Machine: {machine()}. kc's GEMM kernels: {isa}.",
     "",
     "Made by `" + " ".join(["bash scripts/bench.sh"] + sys.argv[1:]) + "`.",
     "",

@@ -6,6 +6,8 @@
 // so T threads here means T sgemms on column blocks of C, as kc does.
 //
 //===----------------------------------------------------------------------===//
+#include "../common/OpenBlasCore.h"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -16,8 +18,10 @@
 #include <vector>
 
 extern "C" void openblas_set_num_threads(int);
+extern "C" char *openblas_get_corename(void);
 
 int main(int argc, char **argv) {
+  kc::tools::reexecForOpenBlasCore(argv);
   int n = argc > 1 ? std::atoi(argv[1]) : 1024;
   int maxThreads = argc > 2 ? std::atoi(argv[2]) : 2;
   if (n <= 0 || n > 8192 || maxThreads <= 0 || maxThreads > 256) {
@@ -25,6 +29,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   openblas_set_num_threads(1); // the parallelism is the loop below, as in kc
+  std::printf("openblas_core=%s\n", openblas_get_corename());
   std::vector<float> a(size_t(n) * n, 1.0f), b(size_t(n) * n, 0.5f), c(size_t(n) * n);
   for (int t = 1; t <= maxThreads; ++t) {
     std::vector<double> ms;

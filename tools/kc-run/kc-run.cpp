@@ -13,6 +13,7 @@
 #include "kc/Runtime/Interpreter.h"
 #include "kc/Runtime/KernelIsa.h"
 #include "kc/Support/Npy.h"
+#include "../common/OpenBlasCore.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -339,6 +340,7 @@ static int runTool(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  kc::tools::reexecForOpenBlasCore(argv);
   // Plans are checked against the memory limit; this catches what is not
   // planned (inputs, outputs, weights) when the machine runs out.
   try {
