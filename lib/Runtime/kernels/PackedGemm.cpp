@@ -237,16 +237,23 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
 #pragma omp for schedule(static)
     for (int64_t s = 0; s < strips; ++s)
       fill(s * kCols, std::min<int64_t>(kCols, N - s * kCols), packed + s * K * kCols);
+    // Groups shared out whole leave the threads uneven where their number
+    // is not a multiple of the threads' (96 outputs are 3 groups of 32 on
+    // 2 threads); then each group's strips are split in as many parts.
+    int threads = omp_get_num_threads();
+    int64_t parts = groups % threads ? std::min<int64_t>(threads, strips) : 1;
 #pragma omp for schedule(static)
-    for (int64_t gb = 0; gb < groups; ++gb) {
+    for (int64_t item = 0; item < groups * parts; ++item) {
+      int64_t gb = item / parts, part = item % parts;
       int64_t m0 = gb * groupRows, rows = std::min(groupRows, M - m0);
+      int64_t s0 = strips * part / parts, s1 = strips * (part + 1) / parts;
       // The next group (this thread's next, with a static schedule) of a
       // weight too large to stay cached is fetched into L2 a slice per
       // strip. Left to the hardware, it came from memory while the first
       // strip ran, which then waited on it.
-      bool fetch = fetchAhead && gb + 1 < groups;
-      Prefetch pf = spreadOver(packedA + (m0 + groupRows) * K, groupBytes, strips, K);
-      for (int64_t s = 0; s < strips; ++s, pf.from += pf.advance) {
+      bool fetch = fetchAhead && part == parts - 1 && gb + 1 < groups;
+      Prefetch pf = spreadOver(packedA + (m0 + groupRows) * K, groupBytes, s1 - s0, K);
+      for (int64_t s = s0; s < s1; ++s, pf.from += pf.advance) {
         int64_t n0 = s * kCols;
         float *c = RowsOut ? C + n0 * ldc + m0 : C + m0 * ldc + n0;
         const float *a = packedA + m0 * K, *b = packed + s * K * kCols;
