@@ -113,19 +113,33 @@ void panelColumns(const float *a, const float *B, int64_t ldb, int64_t K, int64_
   }
 }
 
+/// Where B's columns are: row-major (column n at base + n, rows ldb apart),
+/// or as strips of 6 columns (stripStride floats apart, each K rows of 6).
+struct Columns {
+  const float *base;
+  int64_t ldb, stripStride = 0;
+  const float *at(int64_t n) const {
+    return stripStride ? base + n / kCols * stripStride + n % kCols : base + n;
+  }
+};
+
 #ifdef KC_HAVE_AVX512_KERNELS
 /// block() with AVX-512: P panels (P = 1 or 2, `panelStride` floats apart)
-/// × NR columns, a 16-float vector per panel and column. Two panels at a
-/// time, as the AVX2 block does with half the lanes: per k two vectors of
-/// A and six broadcasts of B feed twelve fused multiply-adds (one panel
-/// would leave the loads, not the multiply-adds, setting the pace).
+/// × NR columns (NR ≤ 12; columns 6 to 11 read from b2), a 16-float vector
+/// per panel and column. Per k, two vectors of A and twelve broadcasts of
+/// B feed 24 fused multiply-adds. With six columns, as the AVX2 block has,
+/// a long K streams A from L2 twice as often per multiply-add, and that
+/// set the pace (one thread, 512x4608x49: 2.32 to 1.77 ms).
 template <int NR, int P, bool RowsOut, bool Fetch>
-KC_AVX512 void block512(const float *a, int64_t panelStride, const float *b, int64_t ldb,
-                        int64_t K, float *c, int64_t ldc, int64_t rows, const Prefetch &pf) {
+KC_AVX512 void block512(const float *a, int64_t panelStride, const float *b, const float *b2,
+                        int64_t ldb, int64_t K, float *c, int64_t ldc, int64_t rows,
+                        const Prefetch &pf) {
+  static_assert(NR >= 1 && NR <= 2 * kCols);
   alignas(64) float t[NR][2 * kPanelRows];
   const __m512 z = _mm512_setzero_ps();
   __m512 x0 = z, y0 = z, x1 = z, y1 = z, x2 = z, y2 = z, x3 = z, y3 = z, x4 = z, y4 = z, x5 = z,
-         y5 = z;
+         y5 = z, x6 = z, y6 = z, x7 = z, y7 = z, x8 = z, y8 = z, x9 = z, y9 = z, x10 = z, y10 = z,
+         x11 = z, y11 = z;
   const float *a1 = a + panelStride;
   for (int64_t k = 0; k < K; ++k) {
     if constexpr (Fetch)
@@ -134,24 +148,31 @@ KC_AVX512 void block512(const float *a, int64_t panelStride, const float *b, int
     __m512 a1v = z;
     if constexpr (P == 2)
       a1v = _mm512_loadu_ps(a1 + k * kPanelRows);
-    const float *bk = b + k * ldb;
+    const float *bk = b + k * ldb, *b2k = b2 + k * ldb;
     __m512 bj;
-#define KC_FMA_COLUMN(J)                                                                           \
+#define KC_FMA_COLUMN(J, SRC)                                                                      \
   if constexpr (NR > J) {                                                                          \
-    bj = _mm512_set1_ps(bk[J]);                                                                    \
+    bj = _mm512_set1_ps(SRC);                                                                      \
     x##J = _mm512_fmadd_ps(a0v, bj, x##J);                                                         \
     if constexpr (P == 2)                                                                          \
       y##J = _mm512_fmadd_ps(a1v, bj, y##J);                                                       \
   }
-    KC_FMA_COLUMN(0)
-    KC_FMA_COLUMN(1)
-    KC_FMA_COLUMN(2)
-    KC_FMA_COLUMN(3)
-    KC_FMA_COLUMN(4)
-    KC_FMA_COLUMN(5)
+    KC_FMA_COLUMN(0, bk[0])
+    KC_FMA_COLUMN(1, bk[1])
+    KC_FMA_COLUMN(2, bk[2])
+    KC_FMA_COLUMN(3, bk[3])
+    KC_FMA_COLUMN(4, bk[4])
+    KC_FMA_COLUMN(5, bk[5])
+    KC_FMA_COLUMN(6, b2k[0])
+    KC_FMA_COLUMN(7, b2k[1])
+    KC_FMA_COLUMN(8, b2k[2])
+    KC_FMA_COLUMN(9, b2k[3])
+    KC_FMA_COLUMN(10, b2k[4])
+    KC_FMA_COLUMN(11, b2k[5])
 #undef KC_FMA_COLUMN
   }
-  const __m512 xs[kCols] = {x0, x1, x2, x3, x4, x5}, ys[kCols] = {y0, y1, y2, y3, y4, y5};
+  const __m512 xs[2 * kCols] = {x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11};
+  const __m512 ys[2 * kCols] = {y0, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11};
   for (int j = 0; j < NR; ++j) {
     _mm512_store_ps(t[j], xs[j]);
     if constexpr (P == 2)
@@ -167,19 +188,24 @@ KC_AVX512 void block512(const float *a, int64_t panelStride, const float *b, int
   }
 }
 
-/// panelColumns() with AVX-512, for P panels (`rows` rows in all) at `a`.
+/// panelColumns() with AVX-512, for P panels (`rows` rows in all) at `a`
+/// and columns [n0, n1) of B, 12 at a time; c is column n0's first output.
 template <int P, bool RowsOut, bool Fetch>
-KC_AVX512 void panelColumns512(const float *a, int64_t panelStride, const float *B, int64_t ldb,
-                               int64_t K, int64_t N, float *c, int64_t ldc, int64_t rows,
+KC_AVX512 void panelColumns512(const float *a, int64_t panelStride, const Columns &B, int64_t K,
+                               int64_t n0, int64_t n1, float *c, int64_t ldc, int64_t rows,
                                const Prefetch &pf) {
   Prefetch f = pf;
-  int64_t n = 0;
+  int64_t n = n0;
 #define KC_BLOCK(NR)                                                                               \
-  block512<NR, P, RowsOut, Fetch>(a, panelStride, B + n, ldb, K, RowsOut ? c + n * ldc : c + n, \
-                                  ldc, rows, f)
-  for (; n + kCols <= N; n += kCols, f.from += f.advance)
+  block512<NR, P, RowsOut, Fetch>(a, panelStride, B.at(n), B.at(n + kCols), B.ldb, K,             \
+                                  RowsOut ? c + (n - n0) * ldc : c + (n - n0), ldc, rows, f)
+  for (; n + 2 * kCols <= n1; n += 2 * kCols, f.from += f.advance)
+    KC_BLOCK(2 * kCols);
+  if (n + kCols <= n1) {
     KC_BLOCK(kCols);
-  switch (N - n) {
+    n += kCols;
+  }
+  switch (n1 - n) {
   case 5: KC_BLOCK(5); break;
   case 4: KC_BLOCK(4); break;
   case 3: KC_BLOCK(3); break;
@@ -191,22 +217,36 @@ KC_AVX512 void panelColumns512(const float *a, int64_t panelStride, const float 
 }
 #endif
 
+/// Blocks of columns the kernel takes for `cols` columns: the step
+/// panelColumns512 or panelColumns advances the fetch-ahead by.
+int64_t columnBlocks(int64_t cols) {
+  return (cols + kCols * (useAvx512() ? 2 : 1) - 1) / (kCols * (useAvx512() ? 2 : 1));
+}
+
 /// Rows [m0, m0 + rows) of A (rows ≤ 16 · panelsPerStep(), starting on a
-/// panel) times B's N columns, into C at `c` as block() lays them out;
-/// with `pf`, fetching ahead.
+/// panel) times columns [n0, n1) of B, into C at `c` (column n0's first
+/// output) as block() lays them out; with `pf`, fetching ahead.
 template <bool RowsOut, bool Fetch = false>
-void rowsColumns(const float *a, int64_t K, const float *B, int64_t ldb, int64_t N, float *c,
+void rowsColumns(const float *a, int64_t K, const Columns &B, int64_t n0, int64_t n1, float *c,
                  int64_t ldc, int64_t rows, const Prefetch &pf = {}) {
 #ifdef KC_HAVE_AVX512_KERNELS
   if (useAvx512()) {
     if (rows > kPanelRows)
-      panelColumns512<2, RowsOut, Fetch>(a, kPanelRows * K, B, ldb, K, N, c, ldc, rows, pf);
+      panelColumns512<2, RowsOut, Fetch>(a, kPanelRows * K, B, K, n0, n1, c, ldc, rows, pf);
     else
-      panelColumns512<1, RowsOut, Fetch>(a, kPanelRows * K, B, ldb, K, N, c, ldc, rows, pf);
+      panelColumns512<1, RowsOut, Fetch>(a, kPanelRows * K, B, K, n0, n1, c, ldc, rows, pf);
     return;
   }
 #endif
-  panelColumns<RowsOut, Fetch>(a, B, ldb, K, N, c, ldc, rows, pf);
+  if (!B.stripStride) {
+    panelColumns<RowsOut, Fetch>(a, B.at(n0), B.ldb, K, n1 - n0, c, ldc, rows, pf);
+    return;
+  }
+  // Strip by strip (n0 starts one).
+  Prefetch f = pf;
+  for (int64_t n = n0; n < n1; n += kCols, f.from += f.advance)
+    panelColumns<RowsOut, Fetch>(a, B.at(n), kCols, K, std::min<int64_t>(kCols, n1 - n),
+                                 RowsOut ? c + (n - n0) * ldc : c + (n - n0), ldc, rows, f);
 }
 
 /// Multiply-adds from which a product is shared over the threads: below,
@@ -247,22 +287,20 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
       int64_t gb = item / parts, part = item % parts;
       int64_t m0 = gb * groupRows, rows = std::min(groupRows, M - m0);
       int64_t s0 = strips * part / parts, s1 = strips * (part + 1) / parts;
+      int64_t n0 = s0 * kCols, n1 = std::min(N, s1 * kCols);
+      float *c = RowsOut ? C + n0 * ldc + m0 : C + m0 * ldc + n0;
+      const float *a = packedA + m0 * K;
+      Columns B{packed, kCols, K * kCols};
       // The next group (this thread's next, with a static schedule) of a
       // weight too large to stay cached is fetched into L2 a slice per
-      // strip. Left to the hardware, it came from memory while the first
-      // strip ran, which then waited on it.
-      bool fetch = fetchAhead && part == parts - 1 && gb + 1 < groups;
-      Prefetch pf = spreadOver(packedA + (m0 + groupRows) * K, groupBytes, s1 - s0, K);
-      for (int64_t s = s0; s < s1; ++s, pf.from += pf.advance) {
-        int64_t n0 = s * kCols;
-        float *c = RowsOut ? C + n0 * ldc + m0 : C + m0 * ldc + n0;
-        const float *a = packedA + m0 * K, *b = packed + s * K * kCols;
-        int64_t cols = std::min<int64_t>(kCols, N - n0);
-        if (fetch)
-          rowsColumns<RowsOut, true>(a, K, b, kCols, cols, c, ldc, rows, pf);
-        else
-          rowsColumns<RowsOut>(a, K, b, kCols, cols, c, ldc, rows);
-      }
+      // block of columns. Left to the hardware, it came from memory while
+      // the first block ran, which then waited on it.
+      if (fetchAhead && part == parts - 1 && gb + 1 < groups)
+        rowsColumns<RowsOut, true>(
+            a, K, B, n0, n1, c, ldc, rows,
+            spreadOver(a + groupRows * K, groupBytes, columnBlocks(n1 - n0), K));
+      else
+        rowsColumns<RowsOut>(a, K, B, n0, n1, c, ldc, rows);
     }
   });
 }
@@ -273,15 +311,16 @@ int64_t panelsPerStep() { return useAvx512() ? 2 : 1; }
 
 void gemmPanels(const float *packedA, int64_t panel, int64_t M, int64_t K, const float *B,
                 int64_t ldb, int64_t N, float *C, int64_t ldc, bool fetchNext) {
-  int64_t r0 = panel * kPanelRows, rows = std::min(kPanelRows * panelsPerStep(), M - r0);
+  int64_t stepRows = kPanelRows * panelsPerStep();
+  int64_t r0 = panel * kPanelRows, rows = std::min(stepRows, M - r0);
   const float *a = packedA + r0 * K;
+  Columns columns{B, ldb};
   if (fetchNext) {
-    int64_t blocks = (N + kCols - 1) / kCols;
-    int64_t bytes = kPanelRows * panelsPerStep() * K * int64_t(sizeof(float));
-    rowsColumns<false, true>(a, K, B, ldb, N, C + r0 * ldc, ldc, rows,
-                             spreadOver(a + kPanelRows * panelsPerStep() * K, bytes, blocks, K));
+    int64_t bytes = stepRows * K * int64_t(sizeof(float));
+    rowsColumns<false, true>(a, K, columns, 0, N, C + r0 * ldc, ldc, rows,
+                             spreadOver(a + stepRows * K, bytes, columnBlocks(N), K));
   } else {
-    rowsColumns<false>(a, K, B, ldb, N, C + r0 * ldc, ldc, rows);
+    rowsColumns<false>(a, K, columns, 0, N, C + r0 * ldc, ldc, rows);
   }
 }
 
