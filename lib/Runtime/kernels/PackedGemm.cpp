@@ -190,22 +190,34 @@ KC_AVX512 void block512(const float *a, int64_t panelStride, const float *b, con
 
 /// panelColumns() with AVX-512, for P panels (`rows` rows in all) at `a`
 /// and columns [n0, n1) of B, 12 at a time; c is column n0's first output.
+/// A block streams the panels' K rows whatever its width, so a last block
+/// of 1 to 5 columns cost about as much as one of 6 (a 7×7 plane's 49
+/// columns: 4 blocks of 12 and 1); the last block of 12 and such a tail are
+/// taken as 6 and 7 to 11 instead. Blocks start on strips of 6.
 template <int P, bool RowsOut, bool Fetch>
 KC_AVX512 void panelColumns512(const float *a, int64_t panelStride, const Columns &B, int64_t K,
                                int64_t n0, int64_t n1, float *c, int64_t ldc, int64_t rows,
                                const Prefetch &pf) {
   Prefetch f = pf;
-  int64_t n = n0;
+  int64_t n = n0, wide = (n1 - n0) / (2 * kCols), tail = (n1 - n0) % (2 * kCols);
+  if (wide > 0 && tail > 0 && tail < kCols)
+    --wide;
 #define KC_BLOCK(NR)                                                                               \
   block512<NR, P, RowsOut, Fetch>(a, panelStride, B.at(n), B.at(n + kCols), B.ldb, K,             \
                                   RowsOut ? c + (n - n0) * ldc : c + (n - n0), ldc, rows, f)
-  for (; n + 2 * kCols <= n1; n += 2 * kCols, f.from += f.advance)
+  for (; wide > 0; --wide, n += 2 * kCols, f.from += f.advance)
     KC_BLOCK(2 * kCols);
-  if (n + kCols <= n1) {
+  if (n1 - n > 2 * kCols - 1) { // 13 to 17 columns left: 6, then the rest
     KC_BLOCK(kCols);
-    n += kCols;
+    n += kCols, f.from += f.advance;
   }
   switch (n1 - n) {
+  case 11: KC_BLOCK(11); break;
+  case 10: KC_BLOCK(10); break;
+  case 9: KC_BLOCK(9); break;
+  case 8: KC_BLOCK(8); break;
+  case 7: KC_BLOCK(7); break;
+  case 6: KC_BLOCK(6); break;
   case 5: KC_BLOCK(5); break;
   case 4: KC_BLOCK(4); break;
   case 3: KC_BLOCK(3); break;
@@ -217,10 +229,13 @@ KC_AVX512 void panelColumns512(const float *a, int64_t panelStride, const Column
 }
 #endif
 
-/// Blocks of columns the kernel takes for `cols` columns: the step
-/// panelColumns512 or panelColumns advances the fetch-ahead by.
+/// Blocks of columns the kernel takes for `cols` columns, over which
+/// panelColumns512 or panelColumns spreads the fetch-ahead.
 int64_t columnBlocks(int64_t cols) {
-  return (cols + kCols * (useAvx512() ? 2 : 1) - 1) / (kCols * (useAvx512() ? 2 : 1));
+  if (!useAvx512())
+    return (cols + kCols - 1) / kCols;
+  int64_t wide = cols / (2 * kCols), tail = cols % (2 * kCols);
+  return wide + (tail > 0) + (wide > 0 && tail > 0 && tail < kCols);
 }
 
 /// Rows [m0, m0 + rows) of A (rows ≤ 16 · panelsPerStep(), starting on a
