@@ -292,9 +292,10 @@ void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBloc
 
 void gemmStrips(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb, int64_t N,
                 float *C, int64_t ldc, const float *bias, Act act, float slope, bool parallel) {
+  // Rows of at most 64 floats, copied by inline vector moves: through
+  // memcpy, the calls cost 8 % of mobilenet_v2's time.
   auto copy = [&](int64_t n0, int64_t cols, float *block) {
-    for (int64_t k = 0; k < K; ++k)
-      std::memcpy(block + k * kStripBlockLd, B + k * ldb + n0, sizeof(float) * size_t(cols));
+    copyRows(block, kStripBlockLd, B + n0, ldb, K, cols);
   };
   gemmStrips(packedA, M, K, N, copy, C, ldc, bias, act, slope, parallel);
 }
