@@ -95,6 +95,12 @@ llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool t
             CheckedInt(d[i]) * (CheckedInt(k[i]) - 1) + op[i] + 1;
     if (out.overflowed())
       return outsideInt64(c, "kernel_size, stride, padding and dilation");
+    // An input smaller than the (dilated) kernel leaves no output: PyTorch
+    // refuses it, and kernels would divide by the empty size.
+    if (x >= 0 && out.value() <= 0)
+      return fail(c, "input size " + llvm::Twine(x) + " in spatial dim " + llvm::Twine(i) +
+                         " leaves an output size of " + llvm::Twine(out.value()) +
+                         " (smaller than the padded, dilated kernel)");
     dims[r - n + i] = out.value();
   }
   return tensorType(in->dtype(), dims);
