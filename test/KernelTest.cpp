@@ -1547,6 +1547,23 @@ TEST_CASE("kernel: 3x3 depthwise with padding 1 read in place, 24 columns and wi
   }
 }
 
+TEST_CASE("kernel: 3x3 depthwise 16 outputs a step (AVX-512), any padding") {
+  // With AVX-512, 3x3 depthwise layers whose rows have more than 8 outputs
+  // run 16 outputs a step, loads masked where a step leaves the row: rows
+  // of exactly 2 and 4 steps, a last step of 1 lane, padding 0, 1 and 2 on
+  // either side, stride 1 and 2. (With AVX2 they take the 8-lane loops.)
+  std::mt19937 rng(1627);
+  auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
+  checkConv({1, 3, 6, 64, 3, 3, 1, 1, 1, 3, true}, rng, "stride 1 pad 1, W 64 (4 steps)");
+  checkConv({1, 3, 5, 30, 3, 3, 1, 2, 1, 3, false}, rng, "stride 1 pad 2, W 30 (32 outputs)");
+  checkConv({2, 2, 4, 19, 2, 3, 1, 0, 1, 2, true}, rng, "stride 1 pad 0, W 19 (17 outputs)");
+  checkConv({1, 3, 7, 112, 3, 3, 2, 1, 1, 3, true}, rng, "stride 2 pad 1, W 112 (56 outputs)");
+  checkConv({1, 3, 6, 40, 3, 3, 2, 2, 1, 3, true}, rng, "stride 2 pad 2, W 40 (21 outputs)");
+  checkConv({1, 2, 3, 35, 2, 3, 2, 0, 1, 2, false}, rng, "stride 2 pad 0, W 35, one output row");
+  checkConvActivation({1, 4, 9, 33, 4, 3, 2, 1, 1, 4, true}, "nn.ReLU6", {}, relu6, rng,
+                      "stride 2 pad 1, W 33 -> ReLU6");
+}
+
 TEST_CASE("kernel: Winograd on 1 and 2 threads, with fused activations") {
   // 30x27 outputs are 8 x 7 = 56 tiles with partial ones at the right and
   // bottom, a last group of 8 tiles that is partial, and 20 output

@@ -56,6 +56,11 @@ KC_AVX512 inline __m512 act16(Act act, __m512 x, float slope) {
   return x;
 }
 
+/// min(max(x, lo), hi) lane by lane.
+KC_AVX512 inline __m512 clamp16(__m512 x, __m512 lo, __m512 hi) {
+  return _mm512_min_ps(_mm512_max_ps(x, lo), hi);
+}
+
 /// The first n (≤ 16) lanes.
 KC_AVX512 inline __mmask16 firstLanes(int64_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
