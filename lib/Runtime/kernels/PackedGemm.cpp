@@ -27,8 +27,9 @@ constexpr int kCols = int(kColumnStrip);
 inline void copySix(float *dst, const float *src) {
 #if defined(__SSE2__)
   _mm_storeu_ps(dst, _mm_loadu_ps(src));
-  _mm_store_sd(reinterpret_cast<double *>(dst + 4),
-               _mm_load_sd(reinterpret_cast<const double *>(src + 4)));
+  // The unaligned 64-bit forms (_mm_load_sd would read a double in place).
+  _mm_storel_epi64(reinterpret_cast<__m128i *>(dst + 4),
+                   _mm_loadl_epi64(reinterpret_cast<const __m128i *>(src + 4)));
 #else
   for (int i = 0; i < kCols; ++i)
     dst[i] = src[i];
