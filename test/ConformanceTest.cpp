@@ -119,6 +119,6 @@ TEST_CASE("conformance: every shared model matches PyTorch, with and without -O,
     double optimized = runModel(dir, true);
     double oneThread = runModel(dir, true, 1);
     MESSAGE(name << ": worst |a-b| = " << plain << " (no passes), " << optimized << " (-O), "
-                 << oneThread << " (-O, 1 thread); " << rt::kernelIsa() << " kernels");
+                 << oneThread << " (-O, 1 thread); " << std::string(rt::kernelIsa()) << " kernels");
   }
 }

@@ -5,6 +5,7 @@
 // saves, times or profiles the outputs.
 //
 //===----------------------------------------------------------------------===//
+#include "../common/OpenBlasCore.h"
 #include "kc/IR/Op.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/IR/Verifier.h"
@@ -13,7 +14,6 @@
 #include "kc/Runtime/Interpreter.h"
 #include "kc/Runtime/KernelIsa.h"
 #include "kc/Support/Npy.h"
-#include "../common/OpenBlasCore.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"

@@ -12,10 +12,10 @@
 // unaligned); packed forms are built on the first run.
 //
 //===----------------------------------------------------------------------===//
+#include "Isa.h"
 #include "KernelUtils.h"
 #include "PackedGemm.h"
 #include "StripGemm.h"
-#include "Isa.h"
 #include "VecMath.h"
 #include "VecMath512.h"
 #include "Winograd.h"
