@@ -1397,7 +1397,7 @@ namespace {
 /// Runs nn.Linear (in -> out features, with bias) on `inShape` and checks
 /// it against a direct sum.
 void checkLinear(const Dims &inShape, int64_t outFeatures, std::mt19937 &rng,
-                 const std::string &what) {
+                 const std::string &what, double tol = kAtol) {
   CAPTURE(what);
   int64_t inFeatures = inShape.back(), rows = count(inShape) / inFeatures;
   Dims outShape = inShape;
@@ -1416,7 +1416,7 @@ void checkLinear(const Dims &inShape, int64_t outFeatures, std::mt19937 &rng,
       "nn.Linear", inShape,
       {{"in_features", i64(inFeatures)}, {"out_features", i64(outFeatures)}, {"bias", flag(true)}},
       {{"weight", {outFeatures, inFeatures}, w}, {"bias", {outFeatures}, b}}, outShape);
-  expectCloseTwice(*m, tensorOf(inShape, x), outShape, ref, what);
+  expectCloseTwice(*m, tensorOf(inShape, x), outShape, ref, what, {}, tol, tol);
 }
 } // namespace
 
@@ -1448,6 +1448,26 @@ TEST_CASE("kernel: nn.Linear on the packed-weight kernel and on sgemm") {
   // full step and a one-panel step.
   checkLinear({7, 70}, 64, rng, "7 rows, 70 -> 64 (packed)");
   checkLinear({7, 70}, 48, rng, "7 rows, 70 -> 48 (packed)");
+}
+
+TEST_CASE("kernel: nn.Linear on 48 random shapes against the reference") {
+  // Rows from 1 (matrix-vector) through the packed-weight kernel (5 to 256
+  // rows) to sgemm, features 1 to 300 in and out, on 1 and 2 threads; under
+  // both kernel sets by ctest. Tolerance 1e-5 scaled by in_features / 128
+  // past 128 (float sums, as for the random convolutions).
+  std::mt19937 rng(1824);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  test::ScopedThreadCount restore;
+  for (int i = 0; i < 48; ++i) {
+    int64_t rows = i % 4 == 0 ? pick(1, 4) : i % 4 == 3 ? pick(257, 300) : pick(5, 256);
+    int64_t in = pick(1, 300), out = pick(1, 300);
+    omp_set_num_threads(1 + i % 2);
+    std::ostringstream what;
+    what << "random #" << i << ": " << rows << " rows, " << in << " -> " << out;
+    checkLinear({rows, in}, out, rng, what.str(), kAtol * std::max(1.0, double(in) / 128));
+  }
 }
 
 namespace {
