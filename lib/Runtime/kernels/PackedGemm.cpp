@@ -3,7 +3,9 @@
 // The register kernel computes a 16×6 block of C: two 8-float vectors of A
 // per k, six broadcasts of B, twelve fused multiply-adds, twelve
 // accumulators in registers (the classic Haswell blocking, which x86-64-v3
-// guarantees). Without AVX2 and FMA a plain loop computes the same.
+// guarantees). On cores with AVX-512 (Isa.h) a 32×12 block: two 16-float
+// vectors of A, twelve broadcasts, 24 accumulators. Without AVX2 and FMA a
+// plain loop computes the same.
 //
 //===----------------------------------------------------------------------===//
 #include "PackedGemm.h"
