@@ -1580,6 +1580,106 @@ void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAtt
 }
 } // namespace
 
+namespace {
+/// A 1x1 nn.Conv2d (C -> E, bias) and ReLU6, then a depthwise 3x3
+/// nn.Conv2d over E channels (stride, padding, bias) and `act2`: the pair a
+/// 1x1 layer absorbs, run in bands of rows, when its output outgrows L2.
+/// With `alsoOut`, the 1x1 layer's activation is a model output too (so it
+/// must be stored and nothing is absorbed). Checked fused and not, and, on
+/// AVX-512 cores, that the fused plan holds the expected number of steps.
+void checkExpandDepthwise(int64_t N, int64_t C, int64_t H, int64_t W, int64_t E, int64_t stride,
+                          int64_t pad, const std::string &act2,
+                          const std::function<double(double)> &refAct2, bool alsoOut,
+                          int threads, std::mt19937 &rng, const std::string &what) {
+  CAPTURE(what);
+  ConvSpec pw{N, C, H, W, E, 1, 1, 0, 1, 1, true};
+  ConvSpec dw{N, E, H, W, E, 3, stride, pad, 1, E, true};
+  ConvShapes s1 = convShapes(pw), s2 = convShapes(dw);
+  auto x = uniform(rng, count(s1.in)), w1 = uniform(rng, count(s1.weight)), b1 = uniform(rng, E),
+       w2 = uniform(rng, count(s2.weight)), b2 = uniform(rng, E);
+  auto constant = [](const std::string &name, const Dims &shape, const std::vector<float> &v) {
+    std::vector<uint8_t> bytes(v.size() * sizeof(float));
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+    return Expr(tensorConstant(name, tensorType(DType::F32, shape),
+                               TensorData::owned(std::move(bytes))));
+  };
+  auto convAttrs = [](const ConvSpec &s) {
+    return Attrs{{"in_channels", i64(s.C)},
+                 {"out_channels", i64(s.OC)},
+                 {"kernel_size", ints({s.K, s.K})},
+                 {"stride", ints({s.stride, s.stride})},
+                 {"padding", ints({s.pad, s.pad})},
+                 {"dilation", ints({1, 1})},
+                 {"groups", i64(s.groups)},
+                 {"bias", flag(true)},
+                 {"padding_mode", AttrValue::string("zeros")}};
+  };
+  std::vector<ArgKey> keys{ArgKey{}, {ArgRole::Weight, "weight"}, {ArgRole::Weight, "bias"}};
+  Var xv = var("x", tensorType(DType::F32, s1.in));
+  Call c1 = call("nn.Conv2d",
+                 {Expr(xv), constant("pw.weight", s1.weight, w1), constant("pw.bias", {E}, b1)},
+                 convAttrs(pw), keys, "pw");
+  Call a1 = call("nn.ReLU6", {Expr(c1)}, {}, {}, "relu6");
+  Call c2 = call("nn.Conv2d",
+                 {Expr(a1), constant("dw.weight", s2.weight, w2), constant("dw.bias", {E}, b2)},
+                 convAttrs(dw), keys, "dw");
+  Call a2 = call(act2, {Expr(c2)}, {}, {}, "act2");
+  Expr body = alsoOut ? Expr(tuple({Expr(a2), Expr(a1)})) : Expr(a2);
+  auto m = std::make_shared<Module>();
+  m->add(make<const FunctionNode>("main", std::vector<Var>{xv}, body, Type(), false));
+  inferOrFail(*m);
+  auto mid = convRef(pw, x, w1, b1, H, W);
+  std::vector<float> midF(mid.size());
+  for (size_t i = 0; i < mid.size(); ++i)
+    midF[i] = float(std::min(std::max(mid[i], 0.0), 6.0));
+  auto ref = convRef(dw, midF, w2, b2, s2.out[2], s2.out[3]);
+  for (double &v : ref)
+    v = refAct2(v);
+  test::ScopedThreadCount restore;
+  for (bool fuse : {true, false}) {
+    rt::CompileOptions opts;
+    opts.fuseActivations = fuse;
+    opts.numThreads = threads;
+    auto cm = rt::CompiledModel::compile(*m, opts);
+    REQUIRE_MESSAGE(bool(cm), (cm ? "" : llvm::toString(cm.takeError())));
+    if (fuse && std::string(rt::kernelIsa()) == "avx512")
+      CHECK((*cm)->numSteps() == (alsoOut ? 2u : 1u));
+    for (int run = 0; run < 2; ++run) { // the second on the packed weights
+      auto outs = (*cm)->run({tensorOf(s1.in, x)});
+      REQUIRE_MESSAGE(bool(outs), (outs ? "" : llvm::toString(outs.takeError())));
+      std::string how = what + (fuse ? " (fused" : " (separate") + (run ? ", again)" : ")");
+      expectClose((*outs)[0], s2.out, ref, how);
+      if (alsoOut) {
+        std::vector<double> midRef(midF.begin(), midF.end());
+        expectClose((*outs)[1], s1.out, midRef, how + " 1x1 output");
+      }
+    }
+  }
+}
+} // namespace
+
+TEST_CASE("kernel: a 1x1 layer and the depthwise layer after it, in bands of rows") {
+  // With AVX-512, a 1x1 layer whose output is 1 MB or more takes the 3x3
+  // depthwise layer reading it; the two run in bands of the depthwise
+  // layer's output rows, each band's expanded rows (and the rows above and
+  // below it, computed again for the next band) kept in a buffer. 48
+  // channels of 80x70 are 1.07 MB: bands of 15 and 16 rows at stride 1.
+  std::mt19937 rng(1629);
+  auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
+  auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  for (int threads : {1, 2}) {
+    std::string on = " on " + std::to_string(threads) + " thread(s)";
+    checkExpandDepthwise(1, 8, 80, 70, 48, 1, 1, "nn.ReLU6", relu6, false, threads, rng,
+                         "stride 1 pad 1 -> ReLU6" + on);
+    checkExpandDepthwise(2, 5, 81, 75, 48, 2, 1, "nn.ReLU6", relu6, false, threads, rng,
+                         "stride 2 pad 1, odd size, batch 2 -> ReLU6" + on);
+    checkExpandDepthwise(1, 6, 60, 96, 50, 2, 0, "nn.SiLU", silu, false, threads, rng,
+                         "stride 2 pad 0 -> SiLU" + on);
+    checkExpandDepthwise(1, 4, 64, 66, 64, 1, 2, "nn.ReLU6", relu6, true, threads, rng,
+                         "stride 1 pad 2, the 1x1 output also a model output" + on);
+  }
+}
+
 TEST_CASE("kernel: 3x3 depthwise with padding 1 read in place, 24 columns and wider") {
   // Planes from 24 columns are read where they lie: rows outside the plane
   // read as zeros, the first output (and the last at stride 1) sum their

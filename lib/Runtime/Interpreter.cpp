@@ -13,8 +13,8 @@
 #include <cstring>
 #include <map>
 #include <new>
-#include <optional>
 #include <omp.h>
+#include <optional>
 #include <unistd.h>
 
 extern "C" void openblas_set_num_threads(int);
@@ -143,6 +143,9 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
   });
   ++uses[main->body().get()];
   llvm::DenseMap<const ExprNode *, size_t> stepOf;
+  // Activations folded into a step, by the step: what reads one reads
+  // that step's output.
+  llvm::DenseMap<const ExprNode *, size_t> foldedInto;
   llvm::DenseSet<const ExprNode *> mainOutputs;
   if (auto *t = llvm::dyn_cast<TupleNode>(main->body().get()))
     for (const Expr &f : t->fields())
@@ -261,6 +264,29 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
           steps[st->second].op += "+" + step.op;
           values[outs[0]].kind = Value::Alias;
           values[outs[0]].aliasOf = step.inputs[0];
+          foldedInto[n] = st->second;
+          return;
+        }
+      }
+    }
+    // An op whose only data input is the output of a fusable step, read by
+    // nothing else, may be absorbed whole into that step (a 1x1 expansion
+    // takes the depthwise layer after it). The step then writes this op's
+    // output; the one between them is never stored.
+    if (opts.fuseActivations && !isExpr && step.inputs.size() == 1 && outs.size() == 1) {
+      const ExprNode *src = dataArgs(*c)[0];
+      std::optional<size_t> st;
+      if (auto it = stepOf.find(src); it != stepOf.end())
+        st = it->second;
+      else if (auto folded = foldedInto.find(src); folded != foldedInto.end())
+        st = folded->second;
+      if (st && uses[src] == 1 && !mainOutputs.count(src)) {
+        Step &producer = steps[*st];
+        auto *fk = dynamic_cast<FusableKernel *>(producer.kernel.get());
+        if (fk && producer.outputs.size() == 1 && fk->absorb(*kernel)) {
+          producer.op += "+" + step.op;
+          producer.outputs = outs;
+          stepOf[n] = *st;
           return;
         }
       }

@@ -349,7 +349,45 @@ public:
     split_ = strips_ && !pointwise_ && g.SW == 2;
   }
 
+  /// A 1x1 layer takes the depthwise layer after it (`next`) when its
+  /// output planes outgrow L2: the two then run in bands of the depthwise
+  /// layer's output rows (runBands), the band's expanded rows kept in a
+  /// per-thread buffer, instead of the whole expanded tensor going out to
+  /// memory and back.
+  bool absorb(std::unique_ptr<OpKernel> &next) override {
+#ifdef KC_HAVE_AVX512_KERNELS
+    auto *dw = dynamic_cast<Conv2dKernel *>(next.get());
+    if (then_ || !dw || !pointwise_ || !strips_ || g_.G != 1 || !dw->avx512Depthwise() ||
+        dw->g_.N != g_.N || dw->g_.C != g_.OC || dw->g_.H != g_.OH || dw->g_.W != g_.OW ||
+        g_.OC * g_.OH * g_.OW * int64_t(sizeof(float)) < kBandMinBytes)
+      return false;
+    then_.reset(dw);
+    next.release();
+    // Output rows per band: the band's expanded rows within kBandBytes,
+    // and as many bands per thread.
+    const ConvGeometry &d = dw->g_;
+    int64_t rowBytes = d.W * g_.OC * int64_t(sizeof(float));
+    int64_t rows = std::max<int64_t>(1, (kBandBytes / rowBytes - 3) / d.SH + 1);
+    int64_t bands = (d.OH + rows - 1) / rows;
+    bands = (bands + threads_ - 1) / threads_ * threads_;
+    bandRows_ = (d.OH + bands - 1) / bands;
+    bandFloats_ = size_t(g_.OC * ((bandRows_ - 1) * d.SH + 3) * d.W);
+    return true;
+#else
+    return false;
+#endif
+  }
+
+  void fuseActivation(Act a, float slope) override {
+    if (then_)
+      then_->fuseActivation(a, slope);
+    else
+      FusableKernel::fuseActivation(a, slope);
+  }
+
   size_t workspaceBytes() const override {
+    if (then_)
+      return bandFloats_ * size_t(threads_) * sizeof(float);
     if (split_)
       return size_t(Cg_ * g_.H * g_.W) * sizeof(float);
     if (pointwise_ || depthwise_ || strips_ || pack_)
@@ -368,6 +406,10 @@ public:
     if (depthwise_)
       return depthwise(x, y, bias);
     float *ws = static_cast<float *>(ctx.workspace);
+#ifdef KC_HAVE_AVX512_KERNELS
+    if (then_)
+      return runBands(x, y, bias, ws);
+#endif
     int threads = std::min(omp_get_max_threads(), threads_);
     for (int64_t n = 0; n < g_.N; ++n)
       for (int64_t grp = 0; grp < g_.G; ++grp) {
@@ -498,9 +540,7 @@ private:
     // mobilenet_v2's such layers, summed, min of 6 rounds, 1.38 to 1.20 ms
     // at 1 thread (stride 2 0.51 to 0.39 ms). On rows of 7, 16-lane steps
     // more than half empty lost to the 8-lane loop (0.20 to 0.24 ms).
-    if (useAvx512() && g.KH == 3 && g.KW == 3 && g.DH == 1 && g.DW == 1 && g.SH == g.SW &&
-        (g.SW == 1 || g.SW == 2) && g.W <= kDepthwise512MaxWidth && g.PW <= 16 &&
-        g.OW > 8) {
+    if (avx512Depthwise()) {
       const Clamp clamp = clampOfActivation();
       parallelFor(g.N * g.C, true, [&](int64_t plane) {
         int64_t c = plane % g.C;
@@ -583,6 +623,69 @@ private:
       }
     });
   }
+
+  /// Whether the layer takes depthwise3x3Avx512.
+  bool avx512Depthwise() const {
+#ifdef KC_HAVE_AVX512_KERNELS
+    const ConvGeometry &g = g_;
+    return useAvx512() && depthwise_ && g.KH == 3 && g.KW == 3 && g.DH == 1 && g.DW == 1 &&
+           g.SH == g.SW && (g.SW == 1 || g.SW == 2) && g.W <= kDepthwise512MaxWidth &&
+           g.PW <= 16 && g.OW > 8;
+#else
+    return false;
+#endif
+  }
+
+#ifdef KC_HAVE_AVX512_KERNELS
+  /// This 1x1 layer and the depthwise one it absorbed, band by band of the
+  /// latter's output rows, the bands shared over the threads: each thread
+  /// computes the expanded rows a band reads (the rows shared by two bands
+  /// twice) into its buffer, then the band's depthwise outputs from them.
+  void runBands(const float *x, float *y, const float *bias, float *ws) {
+    if (!packed_.defined())
+      packWeights();
+    const Conv2dKernel &dw = *then_;
+    const ConvGeometry &d = dw.g_;
+    const int64_t M = g_.OC, HW = g_.OH * g_.OW, OHW = d.OH * d.OW, S = d.SH;
+    const int64_t bands = (d.OH + bandRows_ - 1) / bandRows_;
+    const float *dwBias = dw.b_.defined() && dw.b_.numel() ? dw.b_.data<float>() : nullptr;
+    const Clamp clamp = dw.clampOfActivation();
+    for (int64_t n = 0; n < g_.N; ++n) {
+      const float *xn = x + n * g_.C * HW;
+      float *yn = y + n * M * OHW;
+      parallelFor(bands, true, [&](int64_t band) {
+        float *e = ws + size_t(omp_get_thread_num()) * bandFloats_;
+        int64_t oh0 = band * bandRows_, oh1 = std::min(d.OH, oh0 + bandRows_);
+        int64_t ih0 = std::max<int64_t>(0, oh0 * S - d.PH);
+        int64_t ih1 = std::min(d.H, (oh1 - 1) * S - d.PH + 3);
+        int64_t rows = std::max<int64_t>(0, ih1 - ih0), cols = rows * d.W;
+        if (rows > 0)
+          gemmStrips(packed_.data<float>(), M, K_, xn + ih0 * d.W, HW, cols, e, cols, bias, act_,
+                     slope_, false);
+        // Band row 0 is input row ih0: the padding above, seen from the
+        // band, is what lies above ih0 of the first output row's window.
+        int64_t ph = ih0 - oh0 * S + d.PH;
+        for (int64_t c = 0; c < M; ++c) {
+          float *dst = yn + c * OHW + oh0 * d.OW;
+          const float *k = dw.w_.data<float>() + c * 9;
+          float b = dwBias ? dwBias[c] : 0.f;
+          if (S == 1)
+            depthwise3x3Avx512<1>(e + c * cols, dst, rows, d.W, oh1 - oh0, d.OW, ph, d.PW, k, b,
+                                  clamp.lo, clamp.hi);
+          else
+            depthwise3x3Avx512<2>(e + c * cols, dst, rows, d.W, oh1 - oh0, d.OW, ph, d.PW, k, b,
+                                  clamp.lo, clamp.hi);
+          if (!clamp.only)
+            biasActivationRow(dst, (oh1 - oh0) * d.OW, 0.f, dw.act_, dw.slope_);
+        }
+      });
+    }
+  }
+#endif
+
+  /// Expanded tensors (per image) from which a 1x1 layer absorbs the
+  /// depthwise layer after it, and the bytes of expanded rows a band keeps.
+  static constexpr int64_t kBandMinBytes = 1 << 20, kBandBytes = 512 << 10;
 
   /// Whether the layer is a 3x3 with padding 1 on planes wide enough to
   /// read in place (depthwise3x3Direct). On a large plane, copying it into
@@ -755,6 +858,9 @@ private:
   bool pointwise_, depthwise_;
   bool split_ = false; ///< stride-2 strips: input rows split by column parity first
   std::vector<float> padded_; ///< per-thread padded planes (depthwise)
+  std::unique_ptr<Conv2dKernel> then_; ///< the depthwise layer absorbed, if any
+  int64_t bandRows_ = 0;               ///< its output rows per band
+  size_t bandFloats_ = 0;              ///< floats of one band's expanded rows
 };
 
 /// Input channels from which Winograd beats the strip kernel. 16 holds on

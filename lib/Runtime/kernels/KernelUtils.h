@@ -156,13 +156,19 @@ void rowBiasActivation(float *p, int64_t n, const float *bias, Act act, float sl
 void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, Act act,
                     float slope);
 
-/// Kernels that can take a following activation into their epilogue.
+/// Kernels that can take a following activation into their epilogue, or
+/// the whole of the op after them.
 class FusableKernel : public OpKernel {
 public:
-  void fuseActivation(Act a, float slope) {
+  /// Applies `a` to the output (of the last kernel absorbed, if any).
+  virtual void fuseActivation(Act a, float slope) {
     act_ = a;
     slope_ = slope;
   }
+  /// Takes over `next`, the kernel of this one's only reader, where the two
+  /// run better as one; then `next` is emptied, and this kernel reads its
+  /// own inputs and writes what `next` would have.
+  virtual bool absorb(std::unique_ptr<OpKernel> &next) { return false; }
 
 protected:
   Act act_ = Act::None;

@@ -253,7 +253,10 @@ void gemmStripsT(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlo
     // Rows start on cache lines, so a tile's row of 16 floats is one line.
     float *block = buffer.data() + (16 - reinterpret_cast<uintptr_t>(buffer.data()) / 4 % 16) % 16;
     // A team smaller than asked for takes the missing threads' shares too.
-    for (int t = omp_get_thread_num(); t < threads; t += omp_get_num_threads())
+    // Serial, this thread does all (it may be one of an outer team's).
+    int self = threads > 1 ? omp_get_thread_num() : 0;
+    int team = threads > 1 ? omp_get_num_threads() : 1;
+    for (int t = self; t < threads; t += team)
       for (int64_t item = plan.first[t]; item < plan.first[t + 1]; ++item) {
         int64_t s0 = item / blocks * plan.perGroup, blk = item % blocks;
         int64_t n0 = blk * kStripBlockCols, cols = std::min(kStripBlockCols, N - n0);
