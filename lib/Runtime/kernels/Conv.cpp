@@ -650,11 +650,14 @@ private:
     const int64_t bands = (d.OH + bandRows_ - 1) / bandRows_;
     const float *dwBias = dw.b_.defined() && dw.b_.numel() ? dw.b_.data<float>() : nullptr;
     const Clamp clamp = dw.clampOfActivation();
+    // At most the threads the workspace holds buffers for.
+    const int threads = std::min(omp_get_max_threads(), threads_);
+    const bool shared = threads > 1 && !omp_in_parallel();
     for (int64_t n = 0; n < g_.N; ++n) {
       const float *xn = x + n * g_.C * HW;
       float *yn = y + n * M * OHW;
-      parallelFor(bands, true, [&](int64_t band) {
-        float *e = ws + size_t(omp_get_thread_num()) * bandFloats_;
+      auto runBand = [&](int64_t band) {
+        float *e = ws + size_t(shared ? omp_get_thread_num() : 0) * bandFloats_;
         int64_t oh0 = band * bandRows_, oh1 = std::min(d.OH, oh0 + bandRows_);
         int64_t ih0 = std::max<int64_t>(0, oh0 * S - d.PH);
         int64_t ih1 = std::min(d.H, (oh1 - 1) * S - d.PH + 3);
@@ -678,7 +681,15 @@ private:
           if (!clamp.only)
             biasActivationRow(dst, (oh1 - oh0) * d.OW, 0.f, dw.act_, dw.slope_);
         }
-      });
+      };
+      if (shared) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t band = 0; band < bands; ++band)
+          runBand(band);
+      } else {
+        for (int64_t band = 0; band < bands; ++band)
+          runBand(band);
+      }
     }
   }
 #endif
