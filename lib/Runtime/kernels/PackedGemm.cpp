@@ -203,26 +203,38 @@ KC_AVX512 void block512(const float *a, int64_t panelStride, const float *b, con
   }
 }
 
-/// panelColumns() with AVX-512, for P panels (`rows` rows in all) at `a`
-/// and columns [n0, n1) of B, 12 at a time; c is column n0's first output.
+/// How the AVX-512 kernel cuts `cols` columns into blocks: `wide` blocks of
+/// 12, then one of 6 if `six`, then the rest (at most 11) as one block.
 /// A block streams the panels' K rows whatever its width, so a last block
 /// of 1 to 5 columns cost about as much as one of 6 (a 7×7 plane's 49
 /// columns: 4 blocks of 12 and 1); the last block of 12 and such a tail are
-/// taken as 6 and 7 to 11 instead. Blocks start on strips of 6.
+/// taken as 6 and 7 to 11 instead.
+struct WideCut {
+  int64_t wide;
+  bool six;
+};
+WideCut cutWide(int64_t cols) {
+  int64_t wide = cols / (2 * kCols), tail = cols % (2 * kCols);
+  bool six = wide > 0 && tail > 0 && tail < kCols;
+  return {wide - six, six};
+}
+
+/// panelColumns() with AVX-512, for P panels (`rows` rows in all) at `a`
+/// and columns [n0, n1) of B, cut by cutWide; c is column n0's first
+/// output. Blocks start on strips of 6.
 template <int P, bool RowsOut, bool Fetch>
 KC_AVX512 void panelColumns512(const float *a, int64_t panelStride, const Columns &B, int64_t K,
                                int64_t n0, int64_t n1, float *c, int64_t ldc, int64_t rows,
                                const Prefetch &pf) {
   Prefetch f = pf;
-  int64_t n = n0, wide = (n1 - n0) / (2 * kCols), tail = (n1 - n0) % (2 * kCols);
-  if (wide > 0 && tail > 0 && tail < kCols)
-    --wide;
+  WideCut cut = cutWide(n1 - n0);
+  int64_t n = n0;
 #define KC_BLOCK(NR)                                                                               \
   block512<NR, P, RowsOut, Fetch>(a, panelStride, B.at(n), B.at(n + kCols), B.ldb, K,             \
                                   RowsOut ? c + (n - n0) * ldc : c + (n - n0), ldc, rows, f)
-  for (; wide > 0; --wide, n += 2 * kCols, f.from += f.advance)
+  for (int64_t i = 0; i < cut.wide; ++i, n += 2 * kCols, f.from += f.advance)
     KC_BLOCK(2 * kCols);
-  if (n1 - n > 2 * kCols - 1) { // 13 to 17 columns left: 6, then the rest
+  if (cut.six) {
     KC_BLOCK(kCols);
     n += kCols, f.from += f.advance;
   }
@@ -249,8 +261,8 @@ KC_AVX512 void panelColumns512(const float *a, int64_t panelStride, const Column
 int64_t columnBlocks(int64_t cols) {
   if (!useAvx512())
     return (cols + kCols - 1) / kCols;
-  int64_t wide = cols / (2 * kCols), tail = cols % (2 * kCols);
-  return wide + (tail > 0) + (wide > 0 && tail > 0 && tail < kCols);
+  WideCut cut = cutWide(cols);
+  return cut.wide + cut.six + (cols > cut.wide * 2 * kCols + cut.six * kCols);
 }
 
 /// Rows [m0, m0 + rows) of A (rows ≤ 16 · panelsPerStep(), starting on a
