@@ -37,6 +37,15 @@ inline std::string modelsDir() {
 #endif
 }
 
+/// The model zoo (`$KC_ZOO_DIR`, default ../shared-zoo), made by scripts/zoo.py.
+inline std::string zooDir() {
+#ifdef KC_DEFAULT_ZOO_DIR
+  return envOr("KC_ZOO_DIR", KC_DEFAULT_ZOO_DIR);
+#else
+  return envOr("KC_ZOO_DIR", "");
+#endif
+}
+
 /// The old-pnnx file corpus (`$KC_CORPUS_DIR`, default ../shared/pnnx-corpus).
 inline std::string corpusDir() {
 #ifdef KC_DEFAULT_CORPUS_DIR

@@ -1,0 +1,240 @@
+#!/usr/bin/python3
+"""The model zoo: torchvision models converted by the real pnnx, for conformance and benchmarks.
+
+  scripts/zoo.py make [--only a,b]      convert the zoo into $KC_ZOO_DIR
+  scripts/zoo.py reference-ncnn         ncnn files of the reference models (../shared/models)
+  scripts/zoo.py list                   the zoo's names, one a line
+  scripts/zoo.py torch-bench NAME ...   ../shared/bench/torch_bench.py on a zoo model
+  scripts/zoo.py fixtures               the small zoo-shaped models committed in test/zoo
+
+Each model is made exactly as ../shared/bench/gen.py made the reference models (that script's
+own convert(): seed = crc32(name), BatchNorm statistics calibrated then perturbed, eval mode,
+seeded normal input, `pnnx model.pt inputshape=[...] fp16=0`, PyTorch's outputs from the
+ORIGINAL module, pnnx's generated Python checked against them), from torchvision's constructor
+with weights=None. The zoo directory ($KC_ZOO_DIR, default ../shared-zoo beside the project)
+then holds, per model, what ../shared/models holds:
+
+  <zoo>/<name>/model.pnnx.param, model.pnnx.bin, in0.npy, out0.npy, meta.json
+  <zoo>/ncnn/<name>/model.ncnn.param, model.ncnn.bin, model_ncnn.py, pnnx.log
+
+`fixtures` makes, the same way, miniatures of three zoo architectures (a few channels, 48x48
+input, 10 classes; 30-110 KB each) into test/zoo/, which the project commits: they put the
+zoo's layer kinds (5x5 and dilated depthwise convolutions, squeeze-and-excitation gates with
+Hardsigmoid and Sigmoid, Hardswish, SiLU, grouped convolutions) under the conformance test
+where the zoo itself is absent, as in CI.
+
+`reference-ncnn` re-runs gen.py (--keep-dir) on the reference models to get their ncnn files
+into <zoo>/ncnn/<name>/ and checks that the regenerated .pnnx.bin is the one in
+../shared/models, so ncnn runs the very weights kc runs.
+
+Needs pnnx (../shared/tools/pnnx or $PNNX) and Debian's python3-torch, python3-torchvision;
+run with /usr/bin/python3. kc's build and tests never need this script: the conformance test
+reads whatever the zoo directory holds and skips itself when there is none.
+"""
+import argparse
+import filecmp
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(ROOT, "..", "shared")
+BENCH = os.path.join(SHARED, "bench")
+
+# name -> (torchvision constructor, input shape). 224x224 unless the network needs more
+# (inception_v3's stem and auxiliary-free trunk expect 299).
+ZOO = {
+    "mobilenet_v3_large": ("mobilenet_v3_large", (1, 3, 224, 224)),
+    "mobilenet_v3_small": ("mobilenet_v3_small", (1, 3, 224, 224)),
+    "efficientnet_b0": ("efficientnet_b0", (1, 3, 224, 224)),
+    "efficientnet_b1": ("efficientnet_b1", (1, 3, 224, 224)),
+    "shufflenet_v2_x1_0": ("shufflenet_v2_x1_0", (1, 3, 224, 224)),
+    "mnasnet1_0": ("mnasnet1_0", (1, 3, 224, 224)),
+    "regnet_x_400mf": ("regnet_x_400mf", (1, 3, 224, 224)),
+    "regnet_y_400mf": ("regnet_y_400mf", (1, 3, 224, 224)),
+    "squeezenet1_1": ("squeezenet1_1", (1, 3, 224, 224)),
+    "googlenet": ("googlenet", (1, 3, 224, 224)),
+    "resnet50": ("resnet50", (1, 3, 224, 224)),
+    "densenet121": ("densenet121", (1, 3, 224, 224)),
+    "convnext_tiny": ("convnext_tiny", (1, 3, 224, 224)),
+    "resnext50_32x4d": ("resnext50_32x4d", (1, 3, 224, 224)),
+    "inception_v3": ("inception_v3", (1, 3, 299, 299)),
+    "efficientnet_v2_s": ("efficientnet_v2_s", (1, 3, 224, 224)),
+}
+
+
+
+
+def _tiny_mobilenet_v3():
+    from functools import partial
+    from torchvision.models.mobilenetv3 import InvertedResidualConfig, MobileNetV3
+    # input, kernel, expanded, output channels, SE, activation, stride, dilation
+    b = partial(InvertedResidualConfig, width_mult=1.0)
+    return MobileNetV3([b(8, 3, 8, 8, True, "RE", 2, 1), b(8, 3, 24, 16, False, "RE", 2, 1),
+                        b(16, 5, 48, 16, True, "HS", 1, 1), b(16, 5, 48, 24, True, "HS", 2, 1),
+                        b(24, 5, 64, 24, True, "HS", 1, 2)], last_channel=32, num_classes=10)
+
+
+def _tiny_efficientnet():
+    from torchvision.models.efficientnet import EfficientNet, MBConvConfig
+    # expand ratio, kernel, stride, input, output channels, layers
+    return EfficientNet([MBConvConfig(1, 3, 1, 8, 8, 1), MBConvConfig(4, 3, 2, 8, 16, 2),
+                         MBConvConfig(4, 5, 2, 16, 24, 1)], dropout=0.2, num_classes=10, last_channel=64)
+
+
+def _tiny_regnet_y():
+    from torchvision.models.regnet import BlockParams, RegNet
+    return RegNet(BlockParams.from_init_params(depth=4, w_0=16, w_a=8.0, w_m=2.0, group_width=8, se_ratio=0.25),
+                  num_classes=10, stem_width=16)
+
+
+# name -> (builder, input shape, what it is)
+FIXTURES = {
+    "tiny_mobilenet_v3": (_tiny_mobilenet_v3, (1, 3, 48, 48),
+                          "torchvision MobileNetV3, 5 blocks of 8-24 channels (3x3 and 5x5 depthwise, "
+                          "one dilated; SE with Hardsigmoid; ReLU and Hardswish), 10 classes"),
+    "tiny_efficientnet": (_tiny_efficientnet, (1, 3, 48, 48),
+                          "torchvision EfficientNet, 4 MBConv blocks of 8-24 channels (3x3 and 5x5 depthwise, "
+                          "SiLU, SE with Sigmoid), 10 classes"),
+    "tiny_regnet_y": (_tiny_regnet_y, (1, 3, 48, 48),
+                      "torchvision RegNet, widths 16 and 32, groups of 8 channels, SE, 10 classes"),
+}
+
+
+def zoo_dir():
+    return os.path.normpath(os.environ.get("KC_ZOO_DIR") or os.path.join(ROOT, "..", "shared-zoo"))
+
+
+def pnnx_path(arg):
+    return os.path.abspath(arg or os.environ.get("PNNX") or os.path.join(SHARED, "tools", "pnnx", "pnnx"))
+
+
+def import_bench():
+    """gen.py and models.py of ../shared/bench, with the zoo added to models.REGISTRY."""
+    if not os.path.isdir(BENCH):
+        sys.exit(f"zoo.py: error: {BENCH} not found (the reference-model generator)")
+    sys.path.insert(0, BENCH)
+    import gen  # noqa: E402  (imports models from the same folder)
+    import models  # noqa: E402
+    for name, (ctor, shape) in ZOO.items():
+        models.REGISTRY[name] = models.ModelSpec(models._tv(ctor), [shape], "zoo",
+                                                 note=f"torchvision {ctor}, random init")
+    return gen, models
+
+
+def make(args):
+    gen, models = import_bench()
+    import torch
+    torch.set_num_threads(args.threads)
+    pnnx = pnnx_path(args.pnnx)
+    if not os.path.isfile(pnnx):
+        sys.exit(f"zoo.py: error: pnnx not found at {pnnx} (set $PNNX or --pnnx)")
+    names = args.only.split(",") if args.only else list(ZOO)
+    unknown = [n for n in names if n not in ZOO]
+    if unknown:
+        sys.exit(f"zoo.py: error: not in the zoo: {', '.join(unknown)} (see scripts/zoo.py list)")
+    zdir, kdir = zoo_dir(), os.path.join(zoo_dir(), "ncnn")
+    os.makedirs(kdir, exist_ok=True)
+    failed = []
+    for name in names:
+        print(f"[{name}] {ZOO[name][1]}", flush=True)
+        try:
+            gen.convert(name, models.REGISTRY[name], pnnx, os.path.join(zdir, name), kdir,
+                        args.pnnx_commit, lambda m: print(m, flush=True))
+        except Exception as e:  # a model pnnx cannot convert is reported, the rest go on
+            print(f"  -> FAILED: {type(e).__name__}: {str(e)[-1500:]}", flush=True)
+            shutil.rmtree(os.path.join(zdir, name), ignore_errors=True)
+            failed.append(name)
+            continue
+        drop_traced(os.path.join(kdir, name))
+        print(f"  -> ok: {os.path.join(zdir, name)}", flush=True)
+    print(f"zoo: {len(names) - len(failed)} converted, {len(failed)} failed {failed}")
+    return 1 if failed else 0
+
+
+def fixtures(args):
+    gen, models = import_bench()
+    import torch
+    torch.set_num_threads(args.threads)
+    pnnx = pnnx_path(args.pnnx)
+    out = os.path.join(ROOT, "test", "zoo")
+    for name, (build, shape, what) in FIXTURES.items():
+        build.__name__ = name
+        spec = models.ModelSpec(build, [shape], "fixture", note=what)
+        meta = gen.convert(name, spec, pnnx, os.path.join(out, name), None, args.pnnx_commit,
+                           lambda m: print(m, flush=True))
+        meta["source"] = f"scripts/zoo.py:{build.__name__}"
+        meta.pop("files", None)
+        gen.write_json(meta, os.path.join(out, name, "meta.json"))
+        print(f"{name}: {sum(os.path.getsize(os.path.join(out, name, f)) for f in os.listdir(os.path.join(out, name)))} bytes")
+    return 0
+
+
+def drop_traced(keep):
+    """The traced model.pt and pnnx's ONNX export (each as large as the weights) are not
+    needed after the conversion."""
+    for fn in ("model.pt", "model.pnnx.onnx"):
+        if os.path.exists(os.path.join(keep, fn)):
+            os.remove(os.path.join(keep, fn))
+
+
+def reference_ncnn(args):
+    pnnx = pnnx_path(args.pnnx)
+    models_dir = os.environ.get("KC_MODELS_DIR") or os.path.join(SHARED, "models")
+    names = args.only.split(",") if args.only else sorted(
+        n for n in os.listdir(models_dir) if os.path.isfile(os.path.join(models_dir, n, "model.pnnx.param")))
+    kdir = os.path.join(zoo_dir(), "ncnn")
+    os.makedirs(kdir, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="kc-zoo-ref-") as tmp:
+        r = subprocess.run(["/usr/bin/python3", os.path.join(BENCH, "gen.py"), "--pnnx", pnnx,
+                            "--public-dir", tmp, "--keep-dir", kdir, "--threads", str(args.threads),
+                            "--only", ",".join(names)])
+        status = r.returncode
+        for name in names:
+            drop_traced(os.path.join(kdir, name))
+            new, old = os.path.join(tmp, name, "model.pnnx.bin"), os.path.join(models_dir, name, "model.pnnx.bin")
+            if not os.path.isfile(new):
+                print(f"{name}: not regenerated")
+                status = 1
+            elif not filecmp.cmp(new, old, shallow=False):
+                # Then ncnn would run other weights than kc: drop its files.
+                print(f"{name}: regenerated weights differ from {old}; ncnn files removed")
+                shutil.rmtree(os.path.join(kdir, name), ignore_errors=True)
+                status = 1
+            else:
+                print(f"{name}: same weights as {old}; ncnn files in {os.path.join(kdir, name)}")
+    return status
+
+
+def torch_bench(rest):
+    """Runs torch_bench.py unchanged, with the zoo in its model registry."""
+    import_bench()
+    sys.argv = [os.path.join(BENCH, "torch_bench.py")] + rest
+    if "--models-dir" not in rest:
+        sys.argv += ["--models-dir", zoo_dir()]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+    return 0
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "torch-bench":
+        return torch_bench(sys.argv[2:])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["make", "reference-ncnn", "list", "torch-bench", "fixtures"])
+    ap.add_argument("--only", default="", help="comma-separated model names")
+    ap.add_argument("--pnnx", default=None, help="pnnx executable (default $PNNX, else ../shared/tools/pnnx/pnnx)")
+    ap.add_argument("--pnnx-commit", default="a4d2ea1d4422c9e849f166fd7a4aefb52f942f6a",
+                    help="source commit of the pnnx binary, recorded in meta.json")
+    ap.add_argument("--threads", type=int, default=2, help="PyTorch threads while converting")
+    args = ap.parse_args()
+    if args.command == "list":
+        print("\n".join(ZOO))
+        return 0
+    return {"make": make, "reference-ncnn": reference_ncnn, "fixtures": fixtures}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
