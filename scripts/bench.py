@@ -1,12 +1,17 @@
 #!/usr/bin/python3
-"""Times kc against PyTorch (jit) on the reference models, in the same run.
+"""Times kc against PyTorch (jit) and ncnn on the reference models and the zoo, in the same run.
 
-  scripts/bench.sh [--rounds 3] [--iters 30] [--models resnet18,...] [--threads 1,2]
+  scripts/bench.sh [--rounds 3] [--iters 30] [--models resnet18,...] [--threads 1,2] [--no-zoo]
 
-For every (model, threads) pair and every round, kc-run -O --bench and
-../shared/bench/torch_bench.py --mode jit run back to back (interleaved, so
-drift in machine load hits both); the reported figure is the median over
-rounds of each tool's median latency. Writes docs/benchmarks.md.
+The models are the five reference models of ../shared/models ($KC_MODELS_DIR) and every model
+of the zoo ($KC_ZOO_DIR, default ../shared-zoo, made by scripts/zoo.py make). For every
+(model, threads) pair and every round, kc-run -O --bench, ncnn_bench (fp32, same threads) and
+../shared/bench/torch_bench.py --mode jit run back to back (interleaved, so drift in machine
+load hits all three); the reported figure is the median over rounds of each tool's median
+latency. ncnn is the second peer when its driver (../shared/tools/ncnn/ncnn_bench or
+$KC_NCNN_BENCH) and the model's ncnn files (<zoo>/ncnn/<model>/, from the same pnnx conversion:
+scripts/zoo.py make, and scripts/zoo.py reference-ncnn for the reference models) are there; the
+run says which are missing. Writes docs/benchmarks.md.
 """
 import argparse
 import json
@@ -16,88 +21,109 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opcost  # noqa: E402
+
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+shared = os.path.join(root, "..", "shared")
 ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--iters", type=int, default=30)
-ap.add_argument("--models", default="resnet18,mobilenet_v2,yolo_small,unet_small,tiny_transformer")
+ap.add_argument("--models", default="", help="comma-separated; default: the reference five and the zoo")
+ap.add_argument("--no-zoo", action="store_true", help="the reference models only")
 ap.add_argument("--threads", default="1,2")
 ap.add_argument("--build", default=os.environ.get("KC_BUILD_DIR", os.path.join(root, "build")))
-ap.add_argument("--models-dir", default=os.environ.get("KC_MODELS_DIR",
-                                                       os.path.join(root, "..", "shared", "models")))
-ap.add_argument("--torch-bench", default=os.path.join(root, "..", "shared", "bench", "torch_bench.py"))
+ap.add_argument("--models-dir", default=os.environ.get("KC_MODELS_DIR", os.path.join(shared, "models")))
+ap.add_argument("--zoo-dir", default=os.path.normpath(os.environ.get("KC_ZOO_DIR") or
+                                                      os.path.join(root, "..", "shared-zoo")))
+ap.add_argument("--torch-bench", default=os.path.join(shared, "bench", "torch_bench.py"))
+ap.add_argument("--ncnn-bench", default=os.environ.get("KC_NCNN_BENCH",
+                                                       os.path.join(shared, "tools", "ncnn", "ncnn_bench")))
 ap.add_argument("--out", default=os.path.join(root, "docs", "benchmarks.md"))
 args = ap.parse_args()
 
+REFERENCE = ["resnet18", "mobilenet_v2", "yolo_small", "unet_small", "tiny_transformer"]
 
-def model_gflop(param):
-    """FLOPs of the convolutions, linear layers, matmuls and attention of a .pnnx.param."""
-    total = 0.0
-    for line in open(param):
-        tok = line.split()
-        if len(tok) < 4 or tok[0] in ("7767517",):
-            continue
-        kind = tok[0]
-        items = dict(t.split("=", 1) for t in tok if "=" in t and not t.startswith(("$",)))
-        shapes = {k[1:]: v for k, v in items.items() if k.startswith("#")}
-        nin, nout = int(tok[2]), int(tok[3])
-        outs = tok[4 + nin:4 + nin + nout]
-        ins = tok[4:4 + nin]
 
-        def dims(operand):
-            s = shapes.get(operand)
-            if not s:
-                return None
-            body = s[1:s.index(")")]
-            return [int(x) for x in body.split(",") if x and x != "?"]
+def zoo_models():
+    if not os.path.isdir(args.zoo_dir):
+        return []
+    return sorted(n for n in os.listdir(args.zoo_dir)
+                  if os.path.isfile(os.path.join(args.zoo_dir, n, "model.pnnx.param")))
 
-        def prod(v):
-            p = 1
-            for x in v:
-                p *= x
-            return p
 
-        o = dims(outs[0]) if outs else None
-        if o is None:
-            continue
-        if kind in ("nn.Conv2d", "nn.Conv1d", "nn.ConvTranspose2d"):
-            k = [int(x) for x in items["kernel_size"].strip("()").split(",")]
-            g = int(items.get("groups", "1"))
-            cin = int(items["in_channels"])
-            if kind == "nn.ConvTranspose2d":
-                i = dims(ins[0])
-                total += 2.0 * prod(i) * int(items["out_channels"]) / g * prod(k)
-            else:
-                total += 2.0 * prod(o) * cin / g * prod(k)
-        elif kind == "nn.Linear":
-            total += 2.0 * prod(o) * int(items["in_features"])
-        elif kind == "torch.matmul":
-            a = dims(ins[0])
-            if a:
-                total += 2.0 * prod(o) * a[-1]
-        elif kind == "nn.MultiheadAttention":
-            e = int(items["embed_dim"])
-            L = o[1] if items.get("batch_first") == "True" else o[0]
-            total += 2.0 * prod(o) * e * 4 + 4.0 * prod(o) * L
-    return total / 1e9
+def data_dir(model):
+    """The folder with the model's .pnnx files, in*.npy and out*.npy."""
+    z = os.path.join(args.zoo_dir, model)
+    return z if os.path.isfile(os.path.join(z, "model.pnnx.param")) else os.path.join(args.models_dir, model)
+
+
+def in_zoo(model):
+    return data_dir(model).startswith(os.path.normpath(args.zoo_dir) + os.sep)
+
+
+def model_gflop(model):
+    """FLOPs of the convolutions, linear layers, matmuls and attention (opcost.py)."""
+    ops = opcost.kc_module(os.path.join(args.build, "bin", "kc-opt"),
+                           os.path.join(data_dir(model), "model.pnnx.param"), optimize=False)
+    return sum(opcost.flops(r) for r in ops) / 1e9
+
+
+def last_line(text):
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return lines[-1][:200] if lines else "no output"
 
 
 def run_kc(model, threads):
+    """(median ms, load+compile ms, peak RSS MB), or the error."""
     cmd = [os.path.join(args.build, "bin", "kc-run"), "-O", "-q", "--threads", str(threads),
-           "--bench", str(args.iters), "--warmup", "3",
-           os.path.join(args.models_dir, model, "model.pnnx.param")]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    m = re.search(r"latency_ms min=([\d.]+) median=([\d.]+) max=([\d.]+)", out)
-    lc = re.search(r"load\+compile_ms=([\d.]+) peak_rss_mb=([\d.]+)", out)
-    return float(m.group(2)), float(lc.group(1)), float(lc.group(2))
+           "--bench", str(args.iters), "--warmup", "3", os.path.join(data_dir(model), "model.pnnx.param")]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, last_line(r.stderr or r.stdout)
+    m = re.search(r"latency_ms min=([\d.]+) median=([\d.]+) max=([\d.]+)", r.stdout)
+    lc = re.search(r"load\+compile_ms=([\d.]+) peak_rss_mb=([\d.]+)", r.stdout)
+    return (float(m.group(2)), float(lc.group(1)), float(lc.group(2))), None
 
 
 def run_torch(model, threads):
-    cmd = ["/usr/bin/python3", args.torch_bench, model, "--threads", str(threads), "--mode", "jit",
-           "--iters", str(args.iters), "--models-dir", args.models_dir]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    line = [l for l in out.splitlines() if l.startswith("{")][-1]
-    return float(json.loads(line)["median_ms"])
+    """(median ms, max abs error against out*.npy), or the error."""
+    common = ["--threads", str(threads), "--mode", "jit", "--iters", str(args.iters)]
+    if in_zoo(model):
+        cmd = ["/usr/bin/python3", os.path.join(root, "scripts", "zoo.py"), "torch-bench", model] + common + [
+            "--models-dir", args.zoo_dir]
+    else:
+        cmd = ["/usr/bin/python3", args.torch_bench, model] + common + ["--models-dir", args.models_dir]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
+    if r.returncode != 0 or not lines:
+        return None, last_line(r.stderr or r.stdout)
+    j = json.loads(lines[-1])
+    return (float(j["median_ms"]), float(j["max_abs_err"])), None
+
+
+def ncnn_dir(model):
+    return os.path.join(args.zoo_dir, "ncnn", model)
+
+
+def run_ncnn(model, threads):
+    """(median ms, max abs error against out*.npy), or the error."""
+    cmd = [args.ncnn_bench, ncnn_dir(model), data_dir(model), str(threads), "3", str(args.iters), "1"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
+    j = json.loads(lines[-1]) if lines else {}
+    if r.returncode != 0 or "median_ms" not in j:
+        return None, j.get("error") or last_line(r.stderr or r.stdout)
+    return (float(j["median_ms"]), float(j["max_abs_err"])), None
+
+
+def output_scale(model):
+    """Largest |value| of PyTorch's outputs (meta.json), for judging a peer's error."""
+    try:
+        meta = json.load(open(os.path.join(data_dir(model), "meta.json")))
+        return max(o["stats"]["max_abs"] for o in meta["outputs"])
+    except (OSError, KeyError, ValueError):
+        return 1.0
 
 
 def gemm_peak():
@@ -134,65 +160,139 @@ def machine():
             f"model {info.get('model', '?')}), {os.cpu_count()} cores, {isa}")
 
 
-models = args.models.split(",")
+def med(values):
+    return statistics.median(values) if values else None
+
+
+def fmt(v, digits=3):
+    return f"{v:.{digits}f}" if v is not None else "–"
+
+
+if args.models:
+    models = args.models.split(",")
+else:
+    models = list(REFERENCE) + ([] if args.no_zoo else zoo_models())
+    if not args.no_zoo and not zoo_models():
+        print(f"bench: no zoo in {args.zoo_dir} (scripts/zoo.py make makes it); reference models only",
+              file=sys.stderr)
 threads = [int(t) for t in args.threads.split(",")]
+have_ncnn = os.access(args.ncnn_bench, os.X_OK)
+if not have_ncnn:
+    print(f"bench: no ncnn driver at {args.ncnn_bench}: ncnn not measured", file=sys.stderr)
+ncnn_models = [m for m in models if have_ncnn and os.path.isfile(os.path.join(ncnn_dir(m), "model.ncnn.param"))]
+if have_ncnn and len(ncnn_models) < len(models):
+    print("bench: no ncnn files for " + ", ".join(m for m in models if m not in ncnn_models) +
+          " (scripts/zoo.py make / reference-ncnn): ncnn not measured there", file=sys.stderr)
 peak, blas_core = gemm_peak()
 isa = kernel_isa()
-results = {}
+results, errors = {}, {}
 for r in range(args.rounds):
     for model in models:
         for t in threads:
-            kc, lc, rss = run_kc(model, t)
-            th = run_torch(model, t)
-            e = results.setdefault((model, t), {"kc": [], "torch": [], "lc": [], "rss": []})
-            e["kc"].append(kc)
-            e["torch"].append(th)
-            e["lc"].append(lc)
-            e["rss"].append(rss)
-            print(f"round {r + 1}: {model} threads={t}: kc {kc:.3f} ms, torch {th:.3f} ms",
-                  file=sys.stderr, flush=True)
+            e = results.setdefault((model, t), {"kc": [], "torch": [], "ncnn": [], "lc": [], "rss": [],
+                                                "torch_err": [], "ncnn_err": []})
+            kc, err = run_kc(model, t)
+            if kc:
+                e["kc"].append(kc[0])
+                e["lc"].append(kc[1])
+                e["rss"].append(kc[2])
+            else:
+                errors[(model, "kc")] = err
+            nc = None
+            if model in ncnn_models:
+                nc, err = run_ncnn(model, t)
+                if nc:
+                    e["ncnn"].append(nc[0])
+                    e["ncnn_err"].append(nc[1])
+                else:
+                    errors[(model, "ncnn")] = err
+            th, err = run_torch(model, t)
+            if th:
+                e["torch"].append(th[0])
+                e["torch_err"].append(th[1])
+            else:
+                errors[(model, "PyTorch")] = err
+            print(f"round {r + 1}: {model} threads={t}: kc {fmt(kc and kc[0])} ms, ncnn {fmt(nc and nc[0])}"
+                  f" ms, torch {fmt(th and th[0])} ms", file=sys.stderr, flush=True)
+
+
+def ncnn_right(model, e):
+    """ncnn's answer within 1e-3 of the largest output value (the README's known faults are not)."""
+    return e["ncnn_err"] and max(e["ncnn_err"]) <= 1e-3 * max(output_scale(model), 1.0)
+
 
 lines = [
     "# Benchmarks",
     "",
     "kc (`kc-run -O`) against PyTorch 1.13 (`torch.jit` trace + freeze + optimize_for_inference,",
-    "Debian's `python3-torch`) on the same machine in the same run, batch 1. Each figure is the",
+    "Debian's `python3-torch`) and ncnn (fp32, the same pnnx conversion, `../shared/tools/ncnn/ncnn_bench`)",
+    "on the same machine in the same run, batch 1. Each figure is the",
     f"median over {args.rounds} interleaved rounds of each tool's median over {args.iters} timed runs.",
-    "Ratio = kc / PyTorch (below 1: kc is faster). GFLOP/s counts the multiply-adds of",
+    "Ratios are kc's time over the peer's (below 1: kc is faster). GFLOP/s counts the multiply-adds of",
     "convolutions, linear layers, matmuls and attention; the peak is OpenBLAS sgemm",
     f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
     f"{peak.get(2, 0):.0f} on 2 (OpenBLAS's {blas_core} kernels).",
+    "The models below the line are the zoo: torchvision models (`weights=None`) converted by the real",
+    "pnnx exactly as the reference models were (`scripts/zoo.py`).",
     "",
     f"Machine: {machine()}. kc's GEMM kernels: {isa}.",
     "",
     "Made by `" + " ".join(["bash scripts/bench.sh"] + sys.argv[1:]) + "`.",
     "",
-    "| model | threads | kc ms | PyTorch ms | ratio | GFLOP | kc GFLOP/s | share of peak | load+compile ms | peak RSS MB |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| model | threads | kc ms | ncnn ms | PyTorch ms | kc/ncnn | kc/PyTorch | GFLOP | kc GFLOP/s | share of peak | load+compile ms | peak RSS MB |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
 ]
+notes = []
+zoo_started = False
 for model in models:
-    gf = model_gflop(os.path.join(args.models_dir, model, "model.pnnx.param"))
+    gf = model_gflop(model)
+    if in_zoo(model) and not zoo_started and model != models[0]:
+        lines.append("| | | | | | | | | | | | |")
+    zoo_started = zoo_started or in_zoo(model)
     for t in threads:
         e = results[(model, t)]
-        kc, th = statistics.median(e["kc"]), statistics.median(e["torch"])
-        rate = gf / (kc / 1000.0) if kc > 0 else 0
-        share = rate / peak[t] * 100 if t in peak and peak[t] > 0 else 0
-        lines.append(f"| {model} | {t} | {kc:.3f} | {th:.3f} | {kc / th:.2f} | {gf:.3f} | {rate:.1f} | "
-                     f"{share:.0f}% | {statistics.median(e['lc']):.1f} | {statistics.median(e['rss']):.1f} |")
+        kc, th, nc = med(e["kc"]), med(e["torch"]), med(e["ncnn"])
+        nc_ok = nc is not None and ncnn_right(model, e)
+        if nc is not None and not nc_ok and t == threads[0]:
+            notes.append(f"- {model}: ncnn's output differs from PyTorch's by up to {max(e['ncnn_err']):.3g} "
+                         f"(largest |value| {output_scale(model):.3g}); its time is given, its ratio is not.")
+        rate = gf / (kc / 1000.0) if kc else 0
+        share = rate / peak[t] * 100 if kc and peak.get(t) else 0
+        lines.append(
+            f"| {model} | {t} | {fmt(kc)} | {fmt(nc)} | {fmt(th)} | "
+            f"{fmt(kc / nc, 2) if kc and nc_ok else '–'} | {fmt(kc / th, 2) if kc and th else '–'} | "
+            f"{gf:.3f} | {fmt(kc and rate, 1)} | {f'{share:.0f}%' if kc else '–'} | {fmt(med(e['lc']), 1)} | "
+            f"{fmt(med(e['rss']), 1)} |")
+for (model, tool), err in sorted(errors.items()):
+    notes.append(f"- {model}: {tool} did not run: `{err}`")
+for model in models:
+    if model not in ncnn_models:
+        notes.append(f"- {model}: ncnn not measured (" + ("no driver" if not have_ncnn else
+                                                         f"no {ncnn_dir(model)}/model.ncnn.param") + ").")
+if notes:
+    lines += ["", "Where a figure is missing:", ""] + notes
 lines += [
     "",
     "The host's speed drifts (a tool's per-round medians can differ by 40 %), so the table",
     "below gives each tool's spread over the rounds and its best round, the figure nearest",
-    "to a quiet machine; the ratio above, of medians, is the figure of record.",
+    "to a quiet machine; the ratios above, of medians, are the figures of record.",
     "",
-    "| model | threads | kc ms, best–worst round | PyTorch ms, best–worst round | best-round ratio |",
-    "|---|---:|---:|---:|---:|",
+    "| model | threads | kc ms, best–worst round | ncnn ms, best–worst round | PyTorch ms, best–worst round | best-round kc/ncnn | best-round kc/PyTorch |",
+    "|---|---:|---:|---:|---:|---:|---:|",
 ]
+
+
+def spread(v):
+    return f"{min(v):.3f}–{max(v):.3f}" if v else "–"
+
+
 for model in models:
     for t in threads:
         e = results[(model, t)]
-        kb, tb = min(e["kc"]), min(e["torch"])
-        lines.append(f"| {model} | {t} | {kb:.3f}–{max(e['kc']):.3f} | {tb:.3f}–{max(e['torch']):.3f} | "
-                     f"{kb / tb:.2f} |")
+        kb = min(e["kc"]) if e["kc"] else None
+        nb = min(e["ncnn"]) if e["ncnn"] and ncnn_right(model, e) else None
+        tb = min(e["torch"]) if e["torch"] else None
+        lines.append(f"| {model} | {t} | {spread(e['kc'])} | {spread(e['ncnn'])} | {spread(e['torch'])} | "
+                     f"{fmt(kb / nb, 2) if kb and nb else '–'} | {fmt(kb / tb, 2) if kb and tb else '–'} |")
 open(args.out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

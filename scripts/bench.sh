@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Times kc against PyTorch (jit) on the reference models in one run and
-# writes docs/benchmarks.md. Installs Debian's PyTorch when it is missing.
+# Times kc against PyTorch (jit) and ncnn on the reference models and the zoo
+# (scripts/zoo.py) in one run and writes docs/benchmarks.md. Installs Debian's
+# PyTorch when it is missing.
 # Not part of the test command: run it on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
