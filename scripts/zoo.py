@@ -2,6 +2,7 @@
 """The model zoo: torchvision models converted by the real pnnx, for conformance and benchmarks.
 
   scripts/zoo.py make [--only a,b]      convert the zoo into $KC_ZOO_DIR
+  scripts/zoo.py make --set layers      single layers cut from the zoo, into $KC_ZOO_DIR/layers
   scripts/zoo.py reference-ncnn         ncnn files of the reference models (../shared/models)
   scripts/zoo.py list                   the zoo's names, one a line
   scripts/zoo.py torch-bench NAME ...   ../shared/bench/torch_bench.py on a zoo model
@@ -16,6 +17,11 @@ then holds, per model, what ../shared/models holds:
 
   <zoo>/<name>/model.pnnx.param, model.pnnx.bin, in0.npy, out0.npy, meta.json
   <zoo>/ncnn/<name>/model.ncnn.param, model.ncnn.bin, model_ncnn.py, pnnx.log
+
+`--set layers` makes single-layer models (one depthwise, grouped or 1x1 convolution, or one
+squeeze-and-excitation block, at a shape the zoo has) the same way into <zoo>/layers/, with
+their ncnn files in <zoo>/layers/ncnn/: `KC_ZOO_DIR=<zoo>/layers scripts/bench.sh --models zoo`
+then times one kernel of kc against ncnn's.
 
 `fixtures` makes, the same way, miniatures of three zoo architectures (a few channels, 48x48
 input, 10 classes; 30-110 KB each) into test/zoo/, which the project commits: they put the
@@ -66,6 +72,43 @@ ZOO = {
 }
 
 
+def _conv(cin, cout, k, stride=1, groups=1, act=None):
+    """A convolution (padding k // 2) with bias, and its activation if any."""
+    def build():
+        import torch.nn as nn
+        layers = [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups)]
+        return nn.Sequential(*(layers + ([getattr(nn, act)()] if act else [])))
+    return build
+
+
+def _se(channels, squeeze, activation, gate):
+    """torchvision's squeeze-and-excitation block (mobilenet_v3: ReLU, Hardsigmoid; efficientnet:
+    SiLU, Sigmoid)."""
+    def build():
+        import torch.nn as nn
+        from torchvision.ops import SqueezeExcitation
+        return SqueezeExcitation(channels, squeeze, getattr(nn, activation), getattr(nn, gate))
+    return build
+
+
+# name -> (builder, input shape, where the zoo has it): the layer kinds the zoo spends its time
+# in outside the reference models' shapes.
+LAYERS = {
+    "dw3x3_144_56": (_conv(144, 144, 3, 1, 144), (1, 144, 56, 56), "efficientnet_b0 stage 2"),
+    "dw5x5_120_28": (_conv(120, 120, 5, 1, 120), (1, 120, 28, 28), "mobilenet_v3_large"),
+    "dw5x5_240_28_s2": (_conv(240, 240, 5, 2, 240), (1, 240, 28, 28), "efficientnet_b0 stage 4"),
+    "dw5x5_672_14": (_conv(672, 672, 5, 1, 672), (1, 672, 14, 14), "efficientnet_b0 stage 5"),
+    "dw5x5_960_7": (_conv(960, 960, 5, 1, 960), (1, 960, 7, 7), "mobilenet_v3_large last stage"),
+    "grouped3x3_g10_160_14": (_conv(160, 160, 3, 1, 10), (1, 160, 14, 14), "regnet_x_400mf stage 3"),
+    "grouped3x3_g25_400_7": (_conv(400, 400, 3, 1, 25), (1, 400, 7, 7), "regnet_x_400mf stage 4"),
+    "grouped3x3_g32_256_28": (_conv(256, 256, 3, 1, 32), (1, 256, 28, 28), "resnext50_32x4d stage 2"),
+    "conv1x1_160_960_7_hswish": (_conv(160, 960, 1, act="Hardswish"), (1, 160, 7, 7),
+                                 "mobilenet_v3_large expansion"),
+    "conv1x1_112_672_14_silu": (_conv(112, 672, 1, act="SiLU"), (1, 112, 14, 14), "efficientnet_b0 expansion"),
+    "conv1x1_40_240_28_hswish": (_conv(40, 240, 1, act="Hardswish"), (1, 40, 28, 28), "mobilenet_v3_small"),
+    "se_672_14_hsigmoid": (_se(672, 168, "ReLU", "Hardsigmoid"), (1, 672, 14, 14), "mobilenet_v3_large"),
+    "se_480_14_sigmoid": (_se(480, 20, "SiLU", "Sigmoid"), (1, 480, 14, 14), "efficientnet_b0 stage 5"),
+}
 
 
 def _tiny_mobilenet_v3():
@@ -122,7 +165,15 @@ def import_bench():
     for name, (ctor, shape) in ZOO.items():
         models.REGISTRY[name] = models.ModelSpec(models._tv(ctor), [shape], "zoo",
                                                  note=f"torchvision {ctor}, random init")
+    for name, (build, shape, where) in LAYERS.items():
+        build.__name__ = name
+        models.REGISTRY[name] = models.ModelSpec(build, [shape], "layers", note=f"one layer, as in {where}")
     return gen, models
+
+
+def set_of(args):
+    """(names, folder) of the set --set names."""
+    return (list(ZOO), zoo_dir()) if args.set == "zoo" else (list(LAYERS), os.path.join(zoo_dir(), "layers"))
 
 
 def make(args):
@@ -132,15 +183,16 @@ def make(args):
     pnnx = pnnx_path(args.pnnx)
     if not os.path.isfile(pnnx):
         sys.exit(f"zoo.py: error: pnnx not found at {pnnx} (set $PNNX or --pnnx)")
-    names = args.only.split(",") if args.only else list(ZOO)
-    unknown = [n for n in names if n not in ZOO]
+    every, zdir = set_of(args)
+    names = args.only.split(",") if args.only else every
+    unknown = [n for n in names if n not in every]
     if unknown:
-        sys.exit(f"zoo.py: error: not in the zoo: {', '.join(unknown)} (see scripts/zoo.py list)")
-    zdir, kdir = zoo_dir(), os.path.join(zoo_dir(), "ncnn")
+        sys.exit(f"zoo.py: error: not in the {args.set} set: {', '.join(unknown)} (see scripts/zoo.py list)")
+    kdir = os.path.join(zdir, "ncnn")
     os.makedirs(kdir, exist_ok=True)
     failed = []
     for name in names:
-        print(f"[{name}] {ZOO[name][1]}", flush=True)
+        print(f"[{name}] {models.REGISTRY[name].input_shapes[0]}", flush=True)
         try:
             gen.convert(name, models.REGISTRY[name], pnnx, os.path.join(zdir, name), kdir,
                         args.pnnx_commit, lambda m: print(m, flush=True))
@@ -225,13 +277,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["make", "reference-ncnn", "list", "torch-bench", "fixtures"])
     ap.add_argument("--only", default="", help="comma-separated model names")
+    ap.add_argument("--set", choices=["zoo", "layers"], default="zoo", help="for make and list")
     ap.add_argument("--pnnx", default=None, help="pnnx executable (default $PNNX, else ../shared/tools/pnnx/pnnx)")
     ap.add_argument("--pnnx-commit", default="a4d2ea1d4422c9e849f166fd7a4aefb52f942f6a",
                     help="source commit of the pnnx binary, recorded in meta.json")
     ap.add_argument("--threads", type=int, default=2, help="PyTorch threads while converting")
     args = ap.parse_args()
     if args.command == "list":
-        print("\n".join(ZOO))
+        print("\n".join(set_of(args)[0]))
         return 0
     return {"make": make, "reference-ncnn": reference_ncnn, "fixtures": fixtures}[args.command](args)
 
