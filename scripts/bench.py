@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Times kc against PyTorch (jit) and ncnn on the reference models and the zoo, in the same run.
 
-  scripts/bench.sh [--rounds 3] [--iters 30] [--models resnet18,...] [--threads 1,2] [--no-zoo]
+  scripts/bench.sh [--rounds 3] [--iters 30] [--models reference,zoo] [--threads 1,2]
 
-The models are the five reference models of ../shared/models ($KC_MODELS_DIR) and every model
-of the zoo ($KC_ZOO_DIR, default ../shared-zoo, made by scripts/zoo.py make). For every
+--models takes model names and two words: `reference`, the five reference models of
+../shared/models ($KC_MODELS_DIR), and `zoo`, every model of the zoo ($KC_ZOO_DIR, default
+../shared-zoo, made by scripts/zoo.py make); the default is both. For every
 (model, threads) pair and every round, kc-run -O --bench, ncnn_bench (fp32, same threads) and
 ../shared/bench/torch_bench.py --mode jit run back to back (interleaved, so drift in machine
 load hits all three); the reported figure is the median over rounds of each tool's median
@@ -29,8 +30,8 @@ shared = os.path.join(root, "..", "shared")
 ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--iters", type=int, default=30)
-ap.add_argument("--models", default="", help="comma-separated; default: the reference five and the zoo")
-ap.add_argument("--no-zoo", action="store_true", help="the reference models only")
+ap.add_argument("--models", default="reference,zoo",
+                help="comma-separated names; 'reference' and 'zoo' stand for those sets")
 ap.add_argument("--threads", default="1,2")
 ap.add_argument("--build", default=os.environ.get("KC_BUILD_DIR", os.path.join(root, "build")))
 ap.add_argument("--models-dir", default=os.environ.get("KC_MODELS_DIR", os.path.join(shared, "models")))
@@ -168,13 +169,11 @@ def fmt(v, digits=3):
     return f"{v:.{digits}f}" if v is not None else "–"
 
 
-if args.models:
-    models = args.models.split(",")
-else:
-    models = list(REFERENCE) + ([] if args.no_zoo else zoo_models())
-    if not args.no_zoo and not zoo_models():
-        print(f"bench: no zoo in {args.zoo_dir} (scripts/zoo.py make makes it); reference models only",
-              file=sys.stderr)
+models = []
+for word in args.models.split(","):
+    models += REFERENCE if word == "reference" else zoo_models() if word == "zoo" else [word]
+    if word == "zoo" and not zoo_models():
+        print(f"bench: no zoo in {args.zoo_dir} (scripts/zoo.py make makes it)", file=sys.stderr)
 threads = [int(t) for t in args.threads.split(",")]
 have_ncnn = os.access(args.ncnn_bench, os.X_OK)
 if not have_ncnn:
