@@ -264,7 +264,7 @@ def reference_ncnn(args):
                 shutil.rmtree(os.path.join(kdir, name), ignore_errors=True)
                 status = 1
             else:
-                print(f"{name}: the weights of {old} to {diff:.2g} of each tensor's largest value; "
+                print(f"{name}: weights within {diff:.2g} (of each tensor's largest value) of {old}; "
                       f"ncnn files in {os.path.join(kdir, name)}")
     return status
 
