@@ -131,9 +131,25 @@ def _hw(shape):
     return "x".join(str(d) for d in shape[1][2:]) if shape and len(shape[1]) > 2 else "?"
 
 
+def _on_1x1(shape):
+    return shape is not None and len(shape[1]) == 4 and shape[1][2] * shape[1][3] == 1
+
+
+# The classes that make up squeeze-and-excitation blocks (and a classifier's global pool).
+SE_CLASSES = ("global average pool", "1x1 on 1x1 (SE / head)", "activation on 1x1",
+              "expr mul by a 1x1 plane")
+
+
 def kernel_class(rec):
     """A name for the kernel shape family the op belongs to."""
     op, a = rec["op"], rec["attrs"]
+    out, ins = rec["output"], [i for i in rec["inputs"] if i]
+    if op in ("nn.AdaptiveAvgPool2d", "F.adaptive_avg_pool2d") and _on_1x1(out):
+        return SE_CLASSES[0]
+    if op.startswith("nn.") and op not in ("nn.Conv2d", "nn.Linear") and _on_1x1(out) and ins and _on_1x1(ins[0]):
+        return SE_CLASSES[2]
+    if op.startswith("@") and rec.get("expr") == ["mul"] and any(_on_1x1(i) for i in ins) and not _on_1x1(out):
+        return SE_CLASSES[3]
     if op in ("nn.Conv2d", "nn.Conv1d"):
         k = "x".join(str(v) for v in _ints(a, "kernel_size"))
         s = max(_ints(a, "stride") or [1])
@@ -144,8 +160,8 @@ def kernel_class(rec):
             return f"depthwise {k}{tail}"
         if g > 1:
             return f"grouped {k}{tail} ({cin // g} ch/group)"
-        if rec["output"] and numel(rec["output"][1][2:]) == 1:
-            return "1x1 on 1x1 (SE / head)" if k in ("1x1", "1") else f"conv {k} on 1x1"
+        if _on_1x1(rec["output"]):
+            return SE_CLASSES[1] if k in ("1x1", "1") else f"conv {k} on 1x1"
         return f"conv {k}{tail}"
     if op.startswith("@"):
         return "expr " + " ".join(rec.get("expr", [])[:4])

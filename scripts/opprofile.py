@@ -134,12 +134,12 @@ def main():
     peak = gemm_peak(args.build, args.threads)
     out = [f"kc-run -O --profile, {args.threads} thread(s), least of {args.rounds} rounds' per-op means "
            f"over {args.bench} runs; OpenBLAS sgemm peak {peak:.0f} GFLOP/s (kc-gemm-peak, same run).", ""]
-    out += ["| model | kc ms | ncnn ms | kc/ncnn | GFLOP | kc GFLOP/s | top classes (share of kc's op time) |",
-            "|---|---:|---:|---:|---:|---:|---|"]
+    out += ["| model | kc ms | ncnn ms | kc/ncnn | GFLOP | kc GFLOP/s | top classes (share of kc's op time) | "
+            "SE-shaped ops |", "|---|---:|---:|---:|---:|---:|---|---:|"]
     for n in names:
         gf = sum(opcost.flops(rec) for rec in graphs[n].values()) / 1e9
         if n in failed:
-            out.append(f"| {n} | – | {ncnn.get(n, 0):.3f} | – | {gf:.3f} | – | does not run |")
+            out.append(f"| {n} | – | {ncnn.get(n, 0):.3f} | – | {gf:.3f} | – | does not run | |")
             continue
         kc = best[(n, "<latency>")][1]
         by_class = {}
@@ -151,8 +151,9 @@ def main():
         tot = sum(by_class.values()) or 1
         top = ", ".join(f"{c} {100 * v / tot:.0f}%" for c, v in sorted(by_class.items(), key=lambda kv: -kv[1])[:4])
         nc = ncnn.get(n)
+        se = sum(v for c, v in by_class.items() if c in opcost.SE_CLASSES)
         out.append(f"| {n} | {kc:.3f} | {f'{nc:.3f}' if nc else '–'} | {f'{kc / nc:.2f}' if nc else '–'} | "
-                   f"{gf:.3f} | {gf / kc * 1e3:.1f} | {top} |")
+                   f"{gf:.3f} | {gf / kc * 1e3:.1f} | {top} | {100 * se / tot:.0f}% |")
     out.append("")
     classes = {}
     for n in names:
@@ -189,7 +190,7 @@ def main():
             "| class | ops | models | ms | share | rate (sum over sum) | per-op median |",
             "|---|---:|---:|---:|---:|---:|---:|"]
     for cls, c in sorted(classes.items(), key=lambda kv: -kv[1]["ms"]):
-        if c["ms"] < 0.005 * grand:
+        if c["ms"] < 0.002 * grand:
             continue
         unit = "GFLOP/s" if c["flops"] else "GB/s"
         med = statistics.median(c["rates"]) if c["rates"] else 0
