@@ -41,6 +41,7 @@ ap.add_argument("--torch-bench", default=os.path.join(shared, "bench", "torch_be
 ap.add_argument("--ncnn-bench", default=os.environ.get("KC_NCNN_BENCH",
                                                        os.path.join(shared, "tools", "ncnn", "ncnn_bench")))
 ap.add_argument("--out", default=os.path.join(root, "docs", "benchmarks.md"))
+ap.add_argument("--note", default="", help="a sentence on the conditions of the run, for the page")
 args = ap.parse_args()
 
 REFERENCE = ["resnet18", "mobilenet_v2", "yolo_small", "unet_small", "tiny_transformer"]
@@ -236,6 +237,7 @@ lines = [
     "",
     f"Machine: {machine()}. kc's GEMM kernels: {isa}.",
     "",
+] + ([args.note, ""] if args.note else []) + [
     "Made by `" + " ".join(["bash scripts/bench.sh"] + sys.argv[1:]) + "`.",
     "",
     "| model | threads | kc ms | ncnn ms | PyTorch ms | kc/ncnn | kc/PyTorch | GFLOP | kc GFLOP/s | share of peak | load+compile ms | peak RSS MB |",
