@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -238,7 +239,7 @@ lines = [
     f"Machine: {machine()}. kc's GEMM kernels: {isa}.",
     "",
 ] + ([args.note, ""] if args.note else []) + [
-    "Made by `" + " ".join(["bash scripts/bench.sh"] + sys.argv[1:]) + "`.",
+    "Made by `" + shlex.join(["bash", "scripts/bench.sh"] + sys.argv[1:]) + "`.",
     "",
     "| model | threads | kc ms | ncnn ms | PyTorch ms | kc/ncnn | kc/PyTorch | GFLOP | kc GFLOP/s | share of peak | load+compile ms | peak RSS MB |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
