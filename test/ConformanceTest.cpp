@@ -181,7 +181,7 @@ TEST_CASE("conformance: every shared model matches PyTorch, with and without -O,
 }
 
 // The zoo (scripts/zoo.py): torchvision models converted by the real pnnx,
-// made outside the tree. A model with an op kc has no kernel for is reported
+// and single layers cut from them (<zoo>/layers), made outside the tree. A model with an op kc has no kernel for is reported
 // and passed over (kc refuses it at compile time, naming the op: a coverage
 // gap, not a wrong answer); any other failure to run and every answer
 // outside the tolerance fails the test. -O only, at the default thread count
@@ -189,6 +189,8 @@ TEST_CASE("conformance: every shared model matches PyTorch, with and without -O,
 TEST_CASE("conformance: every zoo model present matches PyTorch, -O, default and 1 thread") {
   KC_SKIP_UNLESS_DIR(test::zooDir(), "KC_ZOO_DIR");
   std::vector<std::string> dirs = modelDirs(test::zooDir());
+  std::vector<std::string> layers = modelDirs(test::zooDir() + "/layers");
+  dirs.insert(dirs.end(), layers.begin(), layers.end());
   if (dirs.empty()) {
     MESSAGE("skipped: no models in " << test::zooDir() << " (make them with scripts/zoo.py make)");
     return;
