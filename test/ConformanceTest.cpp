@@ -3,11 +3,11 @@
 // Runs each model on its in*.npy and compares with PyTorch's out*.npy: the
 // reference models of $KC_MODELS_DIR (default ../shared/models), the zoo of
 // $KC_ZOO_DIR (default ../shared-zoo) and the zoo miniatures in test/zoo
-// (all made by the real pnnx; scripts/zoo.py makes the last two), without
-// passes and after the default -O pipeline, on the default thread count and
-// on one. Tolerance: |a - b| <= 1e-4 + 1e-4 * |b| elementwise, the 1e-4 term
-// scaled by the largest output for the zoo. Each model's worst absolute
-// error is printed.
+// (all made by the real pnnx; scripts/zoo.py makes the last two), after the
+// default -O pipeline on the default thread count and on one, and (but for
+// the zoo) without passes. Tolerance: |a - b| <= 1e-4 + 1e-4 * |b|
+// elementwise, the 1e-4 term scaled by the largest output for the zoo and
+// the miniatures. Each model's worst absolute error is printed.
 //
 //===----------------------------------------------------------------------===//
 #include "ScopedThreadCount.h"
@@ -107,8 +107,8 @@ Outcome runModel(const std::string &dir, bool optimize, int threads = 0,
     return failed(outs.takeError());
   auto expected = numbered(dir, "out");
   if (expected.size() != outs->size()) {
-    r.error = std::to_string(outs->size()) + " outputs, PyTorch has " +
-              std::to_string(expected.size());
+    r.error =
+        std::to_string(outs->size()) + " outputs, PyTorch has " + std::to_string(expected.size());
     return r;
   }
   std::vector<NpyArray> wants;
@@ -147,8 +147,9 @@ Outcome runModel(const std::string &dir, bool optimize, int threads = 0,
 /// Fails the test case where `o` ran or compared badly; returns its worst error.
 double expectMatch(const Outcome &o, const std::string &config) {
   CHECK_MESSAGE(o.error.empty(), config << ": " << o.error);
-  CHECK_MESSAGE(o.bad == 0, config << ": " << o.bad << " elements outside the tolerance (worst |a-b| = "
-                                   << o.worst << ", largest |b| = " << o.scale << ")");
+  CHECK_MESSAGE(o.bad == 0, config << ": " << o.bad
+                                   << " elements outside the tolerance (worst |a-b| = " << o.worst
+                                   << ", largest |b| = " << o.scale << ")");
   return o.worst;
 }
 
@@ -181,11 +182,12 @@ TEST_CASE("conformance: every shared model matches PyTorch, with and without -O,
 }
 
 // The zoo (scripts/zoo.py): torchvision models converted by the real pnnx,
-// and single layers cut from them (<zoo>/layers), made outside the tree. A model with an op kc has no kernel for is reported
-// and passed over (kc refuses it at compile time, naming the op: a coverage
-// gap, not a wrong answer); any other failure to run and every answer
-// outside the tolerance fails the test. -O only, at the default thread count
-// and on 1 thread; the reference models above cover the unoptimized path.
+// and single layers cut from them (<zoo>/layers), made outside the tree. A
+// model with an op kc has no kernel for is reported and passed over (kc
+// refuses it at compile time, naming the op: a coverage gap, not a wrong
+// answer); any other failure to run and every answer outside the tolerance
+// fails the test. -O only, at the default thread count and on 1 thread; the
+// reference models and the miniatures cover the unoptimized path.
 TEST_CASE("conformance: every zoo model present matches PyTorch, -O, default and 1 thread") {
   KC_SKIP_UNLESS_DIR(test::zooDir(), "KC_ZOO_DIR");
   std::vector<std::string> dirs = modelDirs(test::zooDir());
