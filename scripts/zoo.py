@@ -24,7 +24,7 @@ their ncnn files in <zoo>/layers/ncnn/: `KC_ZOO_DIR=<zoo>/layers scripts/bench.s
 then times one kernel of kc against ncnn's.
 
 `fixtures` makes, the same way, miniatures of three zoo architectures (a few channels, 48x48
-input, 10 classes; 30-110 KB each) into test/zoo/, which the project commits: they put the
+input, 10 classes; 95-155 KB each) into test/zoo/, which the project commits: they put the
 zoo's layer kinds (5x5 and dilated depthwise convolutions, squeeze-and-excitation gates with
 Hardsigmoid and Sigmoid, Hardswish, SiLU, grouped convolutions) under the conformance test
 where the zoo itself is absent, as in CI.
@@ -39,7 +39,6 @@ run with /usr/bin/python3. kc's build and tests never need this script: the conf
 reads whatever the zoo directory holds and skips itself when there is none.
 """
 import argparse
-import filecmp
 import os
 import runpy
 import shutil
@@ -51,25 +50,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(ROOT, "..", "shared")
 BENCH = os.path.join(SHARED, "bench")
 
-# name -> (torchvision constructor, input shape). 224x224 unless the network needs more
-# (inception_v3's stem and auxiliary-free trunk expect 299).
+# torchvision constructor -> input shape. 224x224 but for inception_v3, whose stem expects 299.
 ZOO = {
-    "mobilenet_v3_large": ("mobilenet_v3_large", (1, 3, 224, 224)),
-    "mobilenet_v3_small": ("mobilenet_v3_small", (1, 3, 224, 224)),
-    "efficientnet_b0": ("efficientnet_b0", (1, 3, 224, 224)),
-    "efficientnet_b1": ("efficientnet_b1", (1, 3, 224, 224)),
-    "shufflenet_v2_x1_0": ("shufflenet_v2_x1_0", (1, 3, 224, 224)),
-    "mnasnet1_0": ("mnasnet1_0", (1, 3, 224, 224)),
-    "regnet_x_400mf": ("regnet_x_400mf", (1, 3, 224, 224)),
-    "regnet_y_400mf": ("regnet_y_400mf", (1, 3, 224, 224)),
-    "squeezenet1_1": ("squeezenet1_1", (1, 3, 224, 224)),
-    "googlenet": ("googlenet", (1, 3, 224, 224)),
-    "resnet50": ("resnet50", (1, 3, 224, 224)),
-    "densenet121": ("densenet121", (1, 3, 224, 224)),
-    "convnext_tiny": ("convnext_tiny", (1, 3, 224, 224)),
-    "resnext50_32x4d": ("resnext50_32x4d", (1, 3, 224, 224)),
-    "inception_v3": ("inception_v3", (1, 3, 299, 299)),
-    "efficientnet_v2_s": ("efficientnet_v2_s", (1, 3, 224, 224)),
+    "mobilenet_v3_large": (1, 3, 224, 224),
+    "mobilenet_v3_small": (1, 3, 224, 224),
+    "efficientnet_b0": (1, 3, 224, 224),
+    "efficientnet_b1": (1, 3, 224, 224),
+    "shufflenet_v2_x1_0": (1, 3, 224, 224),
+    "mnasnet1_0": (1, 3, 224, 224),
+    "regnet_x_400mf": (1, 3, 224, 224),
+    "regnet_y_400mf": (1, 3, 224, 224),
+    "squeezenet1_1": (1, 3, 224, 224),
+    "googlenet": (1, 3, 224, 224),
+    "resnet50": (1, 3, 224, 224),
+    "densenet121": (1, 3, 224, 224),
+    "convnext_tiny": (1, 3, 224, 224),
+    "resnext50_32x4d": (1, 3, 224, 224),
+    "inception_v3": (1, 3, 299, 299),
+    "efficientnet_v2_s": (1, 3, 224, 224),
 }
 
 
@@ -164,9 +162,9 @@ def import_bench():
     sys.path.insert(0, BENCH)
     import gen  # noqa: E402  (imports models from the same folder)
     import models  # noqa: E402
-    for name, (ctor, shape) in ZOO.items():
-        models.REGISTRY[name] = models.ModelSpec(models._tv(ctor), [shape], "zoo",
-                                                 note=f"torchvision {ctor}, random init")
+    for name, shape in ZOO.items():
+        models.REGISTRY[name] = models.ModelSpec(models._tv(name), [shape], "zoo",
+                                                 note=f"torchvision {name}, random init")
     for name, (build, shape, where) in LAYERS.items():
         build.__name__ = name
         models.REGISTRY[name] = models.ModelSpec(build, [shape], "layers", note=f"one layer, as in {where}")
