@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Times kc against PyTorch (jit) and ncnn on the reference models and the zoo, in the same run.
 
-  scripts/bench.sh [--rounds 3] [--iters 30] [--models reference,zoo] [--threads 1,2]
+  scripts/bench.sh [--rounds 3] [--iters 30] [--warmup 3] [--models reference,zoo] [--threads 1,2]
 
 --models takes model names and two words: `reference`, the five reference models of
 ../shared/models ($KC_MODELS_DIR), and `zoo`, every model of the zoo ($KC_ZOO_DIR, default
@@ -31,6 +31,7 @@ shared = os.path.join(root, "..", "shared")
 ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--iters", type=int, default=30)
+ap.add_argument("--warmup", type=int, default=3, help="untimed runs before each tool's timed ones")
 ap.add_argument("--models", default="reference,zoo",
                 help="comma-separated names; 'reference' and 'zoo' stand for those sets")
 ap.add_argument("--threads", default="1,2")
@@ -80,7 +81,8 @@ def last_line(text):
 def run_kc(model, threads):
     """(median ms, load+compile ms, peak RSS MB), or the error."""
     cmd = [os.path.join(args.build, "bin", "kc-run"), "-O", "-q", "--threads", str(threads),
-           "--bench", str(args.iters), "--warmup", "3", os.path.join(data_dir(model), "model.pnnx.param")]
+           "--bench", str(args.iters), "--warmup", str(args.warmup),
+           os.path.join(data_dir(model), "model.pnnx.param")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return None, last_line(r.stderr or r.stdout)
@@ -91,7 +93,7 @@ def run_kc(model, threads):
 
 def run_torch(model, threads):
     """(median ms, max abs error against out*.npy), or the error."""
-    common = ["--threads", str(threads), "--mode", "jit", "--iters", str(args.iters)]
+    common = ["--threads", str(threads), "--mode", "jit", "--iters", str(args.iters), "--warmup", str(args.warmup)]
     if in_zoo(model):
         cmd = ["/usr/bin/python3", os.path.join(root, "scripts", "zoo.py"), "torch-bench", model] + common + [
             "--models-dir", args.zoo_dir]
@@ -111,7 +113,7 @@ def ncnn_dir(model):
 
 def run_ncnn(model, threads):
     """(median ms, max abs error against out*.npy), or the error."""
-    cmd = [args.ncnn_bench, ncnn_dir(model), data_dir(model), str(threads), "3", str(args.iters), "1"]
+    cmd = [args.ncnn_bench, ncnn_dir(model), data_dir(model), str(threads), str(args.warmup), str(args.iters), "1"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
     j = json.loads(lines[-1]) if lines else {}
@@ -228,7 +230,8 @@ lines = [
     "kc (`kc-run -O`) against PyTorch 1.13 (`torch.jit` trace + freeze + optimize_for_inference,",
     "Debian's `python3-torch`) and ncnn (fp32, the same pnnx conversion, `../shared/tools/ncnn/ncnn_bench`)",
     "on the same machine in the same run, batch 1. Each figure is the",
-    f"median over {args.rounds} interleaved rounds of each tool's median over {args.iters} timed runs.",
+    f"median over {args.rounds} interleaved rounds of each tool's median over {args.iters} timed runs",
+    f"(after {args.warmup} untimed ones).",
     "Ratios are kc's time over the peer's (below 1: kc is faster). GFLOP/s counts the multiply-adds of",
     "convolutions, linear layers, matmuls and attention; the peak is OpenBLAS sgemm",
     f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
