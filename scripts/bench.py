@@ -15,6 +15,7 @@ scripts/zoo.py make, and scripts/zoo.py reference-ncnn for the reference models)
 run says which are missing. Writes docs/benchmarks.md.
 """
 import argparse
+import functools
 import json
 import os
 import re
@@ -66,6 +67,7 @@ def in_zoo(model):
     return data_dir(model).startswith(os.path.normpath(args.zoo_dir) + os.sep)
 
 
+@functools.lru_cache(maxsize=None)
 def model_gflop(model):
     """FLOPs of the convolutions, linear layers, matmuls and attention (opcost.py)."""
     ops = opcost.kc_module(os.path.join(args.build, "bin", "kc-opt"),
@@ -189,6 +191,92 @@ if have_ncnn and len(ncnn_models) < len(models):
 peak, blas_core = gemm_peak()
 isa = kernel_isa()
 results, errors = {}, {}
+
+
+def ncnn_right(model, e):
+    """ncnn's answer within 1e-3 of the largest output value (the README's known faults are not)."""
+    return e["ncnn_err"] and max(e["ncnn_err"]) <= 1e-3 * max(output_scale(model), 1.0)
+
+
+def spread(v):
+    return f"{min(v):.3f}–{max(v):.3f}" if v else "–"
+
+
+def page(rounds):
+    """Writes docs/benchmarks.md from the results of the rounds so far; returns its lines."""
+    lines = [
+        "# Benchmarks",
+        "",
+        "kc (`kc-run -O`) against PyTorch 1.13 (`torch.jit` trace + freeze + optimize_for_inference,",
+        "Debian's `python3-torch`) and ncnn (fp32, the same pnnx conversion, `../shared/tools/ncnn/ncnn_bench`)",
+        "on the same machine in the same run, batch 1. Each figure is the",
+        f"median over {rounds} interleaved rounds of each tool's median over {args.iters} timed runs",
+        f"(after {args.warmup} untimed ones).",
+        "Ratios are kc's time over the peer's (below 1: kc is faster). GFLOP/s counts the multiply-adds of",
+        "convolutions, linear layers, matmuls and attention; the peak is OpenBLAS sgemm",
+        f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
+        f"{peak.get(2, 0):.0f} on 2 (OpenBLAS's {blas_core} kernels).",
+        "The models below the line are the zoo: torchvision models (`weights=None`) converted by the real",
+        "pnnx exactly as the reference models were (`scripts/zoo.py`).",
+        "",
+        f"Machine: {machine()}. kc's GEMM kernels: {isa}.",
+        "",
+    ] + ([args.note, ""] if args.note else []) + [
+        "Made by `" + shlex.join(["bash", "scripts/bench.sh"] + sys.argv[1:]) + "`.",
+        "",
+        "| model | threads | kc ms | ncnn ms | PyTorch ms | kc/ncnn | kc/PyTorch | GFLOP | kc GFLOP/s | share of peak | load+compile ms | peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    notes = []
+    zoo_started = False
+    for model in models:
+        gf = model_gflop(model)
+        if in_zoo(model) and not zoo_started and model != models[0]:
+            lines.append("| | | | | | | | | | | | |")
+        zoo_started = zoo_started or in_zoo(model)
+        for t in threads:
+            e = results[(model, t)]
+            kc, th, nc = med(e["kc"]), med(e["torch"]), med(e["ncnn"])
+            nc_ok = nc is not None and ncnn_right(model, e)
+            if nc is not None and not nc_ok and t == threads[0]:
+                notes.append(f"- {model}: ncnn's output differs from PyTorch's by up to {max(e['ncnn_err']):.3g} "
+                             f"(largest |value| {output_scale(model):.3g}); its time is given, its ratio is not.")
+            rate = gf / (kc / 1000.0) if kc else 0
+            share = rate / peak[t] * 100 if kc and peak.get(t) else 0
+            lines.append(
+                f"| {model} | {t} | {fmt(kc)} | {fmt(nc)} | {fmt(th)} | "
+                f"{fmt(kc / nc, 2) if kc and nc_ok else '–'} | {fmt(kc / th, 2) if kc and th else '–'} | "
+                f"{gf:.3f} | {fmt(kc and rate, 1)} | {f'{share:.0f}%' if kc else '–'} | {fmt(med(e['lc']), 1)} | "
+                f"{fmt(med(e['rss']), 1)} |")
+    for (model, tool), err in sorted(errors.items()):
+        notes.append(f"- {model}: {tool} did not run: `{err}`")
+    for model in models:
+        if model not in ncnn_models:
+            notes.append(f"- {model}: ncnn not measured (" + ("no driver" if not have_ncnn else
+                                                             f"no {ncnn_dir(model)}/model.ncnn.param") + ").")
+    if notes:
+        lines += ["", "Where a figure is missing:", ""] + notes
+    lines += [
+        "",
+        "The host's speed drifts (a tool's per-round medians can differ by 40 %), so the table",
+        "below gives each tool's spread over the rounds and its best round, the figure nearest",
+        "to a quiet machine; the ratios above, of medians, are the figures of record.",
+        "",
+        "| model | threads | kc ms, best–worst round | ncnn ms, best–worst round | PyTorch ms, best–worst round | best-round kc/ncnn | best-round kc/PyTorch |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for model in models:
+        for t in threads:
+            e = results[(model, t)]
+            kb = min(e["kc"]) if e["kc"] else None
+            nb = min(e["ncnn"]) if e["ncnn"] and ncnn_right(model, e) else None
+            tb = min(e["torch"]) if e["torch"] else None
+            lines.append(f"| {model} | {t} | {spread(e['kc'])} | {spread(e['ncnn'])} | {spread(e['torch'])} | "
+                         f"{fmt(kb / nb, 2) if kb and nb else '–'} | {fmt(kb / tb, 2) if kb and tb else '–'} |")
+    open(args.out, "w").write("\n".join(lines) + "\n")
+    return lines
+
+
 for r in range(args.rounds):
     for model in models:
         for t in threads:
@@ -217,87 +305,8 @@ for r in range(args.rounds):
                 errors[(model, "PyTorch")] = err
             print(f"round {r + 1}: {model} threads={t}: kc {fmt(kc and kc[0])} ms, ncnn {fmt(nc and nc[0])}"
                   f" ms, torch {fmt(th and th[0])} ms", file=sys.stderr, flush=True)
+    # The page after every round, so that a long run stopped early still leaves one.
+    text = page(r + 1)
+print("\n".join(text))
 
 
-def ncnn_right(model, e):
-    """ncnn's answer within 1e-3 of the largest output value (the README's known faults are not)."""
-    return e["ncnn_err"] and max(e["ncnn_err"]) <= 1e-3 * max(output_scale(model), 1.0)
-
-
-lines = [
-    "# Benchmarks",
-    "",
-    "kc (`kc-run -O`) against PyTorch 1.13 (`torch.jit` trace + freeze + optimize_for_inference,",
-    "Debian's `python3-torch`) and ncnn (fp32, the same pnnx conversion, `../shared/tools/ncnn/ncnn_bench`)",
-    "on the same machine in the same run, batch 1. Each figure is the",
-    f"median over {args.rounds} interleaved rounds of each tool's median over {args.iters} timed runs",
-    f"(after {args.warmup} untimed ones).",
-    "Ratios are kc's time over the peer's (below 1: kc is faster). GFLOP/s counts the multiply-adds of",
-    "convolutions, linear layers, matmuls and attention; the peak is OpenBLAS sgemm",
-    f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
-    f"{peak.get(2, 0):.0f} on 2 (OpenBLAS's {blas_core} kernels).",
-    "The models below the line are the zoo: torchvision models (`weights=None`) converted by the real",
-    "pnnx exactly as the reference models were (`scripts/zoo.py`).",
-    "",
-    f"Machine: {machine()}. kc's GEMM kernels: {isa}.",
-    "",
-] + ([args.note, ""] if args.note else []) + [
-    "Made by `" + shlex.join(["bash", "scripts/bench.sh"] + sys.argv[1:]) + "`.",
-    "",
-    "| model | threads | kc ms | ncnn ms | PyTorch ms | kc/ncnn | kc/PyTorch | GFLOP | kc GFLOP/s | share of peak | load+compile ms | peak RSS MB |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-]
-notes = []
-zoo_started = False
-for model in models:
-    gf = model_gflop(model)
-    if in_zoo(model) and not zoo_started and model != models[0]:
-        lines.append("| | | | | | | | | | | | |")
-    zoo_started = zoo_started or in_zoo(model)
-    for t in threads:
-        e = results[(model, t)]
-        kc, th, nc = med(e["kc"]), med(e["torch"]), med(e["ncnn"])
-        nc_ok = nc is not None and ncnn_right(model, e)
-        if nc is not None and not nc_ok and t == threads[0]:
-            notes.append(f"- {model}: ncnn's output differs from PyTorch's by up to {max(e['ncnn_err']):.3g} "
-                         f"(largest |value| {output_scale(model):.3g}); its time is given, its ratio is not.")
-        rate = gf / (kc / 1000.0) if kc else 0
-        share = rate / peak[t] * 100 if kc and peak.get(t) else 0
-        lines.append(
-            f"| {model} | {t} | {fmt(kc)} | {fmt(nc)} | {fmt(th)} | "
-            f"{fmt(kc / nc, 2) if kc and nc_ok else '–'} | {fmt(kc / th, 2) if kc and th else '–'} | "
-            f"{gf:.3f} | {fmt(kc and rate, 1)} | {f'{share:.0f}%' if kc else '–'} | {fmt(med(e['lc']), 1)} | "
-            f"{fmt(med(e['rss']), 1)} |")
-for (model, tool), err in sorted(errors.items()):
-    notes.append(f"- {model}: {tool} did not run: `{err}`")
-for model in models:
-    if model not in ncnn_models:
-        notes.append(f"- {model}: ncnn not measured (" + ("no driver" if not have_ncnn else
-                                                         f"no {ncnn_dir(model)}/model.ncnn.param") + ").")
-if notes:
-    lines += ["", "Where a figure is missing:", ""] + notes
-lines += [
-    "",
-    "The host's speed drifts (a tool's per-round medians can differ by 40 %), so the table",
-    "below gives each tool's spread over the rounds and its best round, the figure nearest",
-    "to a quiet machine; the ratios above, of medians, are the figures of record.",
-    "",
-    "| model | threads | kc ms, best–worst round | ncnn ms, best–worst round | PyTorch ms, best–worst round | best-round kc/ncnn | best-round kc/PyTorch |",
-    "|---|---:|---:|---:|---:|---:|---:|",
-]
-
-
-def spread(v):
-    return f"{min(v):.3f}–{max(v):.3f}" if v else "–"
-
-
-for model in models:
-    for t in threads:
-        e = results[(model, t)]
-        kb = min(e["kc"]) if e["kc"] else None
-        nb = min(e["ncnn"]) if e["ncnn"] and ncnn_right(model, e) else None
-        tb = min(e["torch"]) if e["torch"] else None
-        lines.append(f"| {model} | {t} | {spread(e['kc'])} | {spread(e['ncnn'])} | {spread(e['torch'])} | "
-                     f"{fmt(kb / nb, 2) if kb and nb else '–'} | {fmt(kb / tb, 2) if kb and tb else '–'} |")
-open(args.out, "w").write("\n".join(lines) + "\n")
-print("\n".join(lines))
