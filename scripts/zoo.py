@@ -20,8 +20,8 @@ then holds, per model, what ../shared/models holds:
 
 `--set layers` makes single-layer models (one depthwise, grouped or 1x1 convolution, or one
 squeeze-and-excitation block, at a shape the zoo has) the same way into <zoo>/layers/, with
-their ncnn files in <zoo>/layers/ncnn/: `KC_ZOO_DIR=<zoo>/layers scripts/bench.sh --models zoo`
-then times one kernel of kc against ncnn's.
+their ncnn files in <zoo>/layers/ncnn/: `KC_ZOO_DIR=<zoo>/layers scripts/bench.sh --models zoo
+--out layers.md` then times one kernel of kc against ncnn's.
 
 `fixtures` makes, the same way, miniatures of three zoo architectures (a few channels, 48x48
 input, 10 classes; 95-155 KB each) into test/zoo/, which the project commits: they put the
