@@ -5,6 +5,7 @@
 // a Graphviz picture.
 //
 //===----------------------------------------------------------------------===//
+#include "../common/ToolVersion.h"
 #include "kc/IR/GraphViz.h"
 #include "kc/IR/Printer.h"
 #include "kc/IR/TypeInference.h"
@@ -150,6 +151,7 @@ static llvm::Error processOne(ModulePtr m, llvm::raw_ostream &os) {
 }
 
 int main(int argc, char **argv) {
+  tools::setVersionPrinter("kc-opt");
   cl::HideUnrelatedOptions(kcCat);
   cl::ParseCommandLineOptions(argc, argv,
                               "kc-opt: run kc passes over a PNNX model or kc IR\n\n"

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../common/OpenBlasCore.h"
+#include "../common/ToolVersion.h"
 #include "kc/IR/Op.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/IR/Verifier.h"
@@ -159,6 +160,7 @@ static bool compare(const rt::Tensor &got, const NpyArray &want, double &maxAbs,
 }
 
 static int runTool(int argc, char **argv) {
+  tools::setVersionPrinter("kc-run");
   cl::HideUnrelatedOptions(runCat);
   cl::ParseCommandLineOptions(argc, argv,
                               "kc-run: execute a PNNX model with kc's interpreter\n\n"
