@@ -1,6 +1,7 @@
 //===- Interpreter.cpp - Executes a module --------------------------------===//
 #include "kc/Runtime/Interpreter.h"
 #include "kc/IR/Functor.h"
+#include "kc/IR/OpCost.h"
 #include "kc/Runtime/ExprKernel.h"
 
 #include "kernels/KernelUtils.h"
@@ -52,7 +53,13 @@ struct Step {
   std::vector<unsigned> inputs, outputs;
   std::string op, name;
   SourceLoc loc;
+  std::optional<double> flops; ///< of every call the step runs
 };
+
+/// FLOPs of a step that also runs `more`'s.
+std::optional<double> plus(std::optional<double> a, std::optional<double> more) {
+  return a && more ? std::optional<double>(*a + *more) : std::nullopt;
+}
 
 llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
@@ -214,6 +221,7 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
     step.op = c->calleeName().str();
     step.name = c->name();
     step.loc = c->loc();
+    step.flops = flopCount(*c);
     bool isExpr = llvm::isa<FunctionNode>(c->callee().get());
     for (size_t i = 0; i < c->numArgs(); ++i) {
       if (c->keys()[i].role == ArgRole::Weight && !isExpr)
@@ -262,6 +270,7 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
         if (fk && steps[st->second].outputs.size() == 1) {
           fk->fuseActivation(act, slope);
           steps[st->second].op += "+" + step.op;
+          steps[st->second].flops = plus(steps[st->second].flops, step.flops);
           values[outs[0]].kind = Value::Alias;
           values[outs[0]].aliasOf = step.inputs[0];
           foldedInto[n] = st->second;
@@ -285,6 +294,7 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
         auto *fk = dynamic_cast<FusableKernel *>(producer.kernel.get());
         if (fk && producer.outputs.size() == 1 && fk->absorb(*kernel)) {
           producer.op += "+" + step.op;
+          producer.flops = plus(producer.flops, step.flops);
           producer.outputs = outs;
           stepOf[n] = *st;
           return;
@@ -445,6 +455,10 @@ static bool hasNan(const Tensor &t) {
 
 llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> inputs) {
   Impl &I = *impl_;
+  // OpenMP's thread count belongs to each thread: one that did not compile
+  // the model gets the count it was compiled for.
+  if (I.opts.numThreads > 0 && omp_get_max_threads() != I.opts.numThreads)
+    setNumThreads(I.opts.numThreads);
   if (inputs.size() != I.inputSpecs.size())
     return error("the model takes " + llvm::Twine(I.inputSpecs.size()) + " input(s), got " +
                  llvm::Twine(inputs.size()));
@@ -512,14 +526,29 @@ size_t CompiledModel::workspaceBytes() const { return impl_->workspaceBytes; }
 size_t CompiledModel::numSteps() const { return impl_->steps.size(); }
 
 std::vector<OpProfile> CompiledModel::profile() const {
+  auto shapes = [&](llvm::ArrayRef<unsigned> values) {
+    std::string s;
+    for (unsigned v : values)
+      s += (s.empty() ? "" : ",") + (dtypeName(impl_->values[v].dtype).str() +
+                                     shapeToString(impl_->values[v].shape));
+    return s;
+  };
   std::map<std::pair<std::string, std::string>, OpProfile> byOp;
   for (size_t s = 0; s < impl_->steps.size(); ++s) {
     const Step &st = impl_->steps[s];
-    OpProfile &p = byOp[{st.op, st.name}];
-    p.op = st.op;
-    p.name = st.name;
+    auto [it, first] = byOp.try_emplace({st.op, st.name});
+    OpProfile &p = it->second;
+    if (first) {
+      p.op = st.op;
+      p.name = st.name;
+      p.inputShapes = shapes(st.inputs);
+      p.outputShapes = shapes(st.outputs);
+      p.flops = st.flops;
+    } else {
+      p.flops = plus(p.flops, st.flops);
+    }
     p.totalMs += impl_->stepMs[s];
-    p.calls += impl_->runs;
+    p.calls = impl_->runs;
   }
   std::vector<OpProfile> r;
   for (auto &[k, p] : byOp)
