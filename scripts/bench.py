@@ -31,55 +31,10 @@ args = ap.parse_args()
 
 
 def model_gflop(param):
-    """FLOPs of the convolutions, linear layers, matmuls and attention of a .pnnx.param."""
-    total = 0.0
-    for line in open(param):
-        tok = line.split()
-        if len(tok) < 4 or tok[0] in ("7767517",):
-            continue
-        kind = tok[0]
-        items = dict(t.split("=", 1) for t in tok if "=" in t and not t.startswith(("$",)))
-        shapes = {k[1:]: v for k, v in items.items() if k.startswith("#")}
-        nin, nout = int(tok[2]), int(tok[3])
-        outs = tok[4 + nin:4 + nin + nout]
-        ins = tok[4:4 + nin]
-
-        def dims(operand):
-            s = shapes.get(operand)
-            if not s:
-                return None
-            body = s[1:s.index(")")]
-            return [int(x) for x in body.split(",") if x and x != "?"]
-
-        def prod(v):
-            p = 1
-            for x in v:
-                p *= x
-            return p
-
-        o = dims(outs[0]) if outs else None
-        if o is None:
-            continue
-        if kind in ("nn.Conv2d", "nn.Conv1d", "nn.ConvTranspose2d"):
-            k = [int(x) for x in items["kernel_size"].strip("()").split(",")]
-            g = int(items.get("groups", "1"))
-            cin = int(items["in_channels"])
-            if kind == "nn.ConvTranspose2d":
-                i = dims(ins[0])
-                total += 2.0 * prod(i) * int(items["out_channels"]) / g * prod(k)
-            else:
-                total += 2.0 * prod(o) * cin / g * prod(k)
-        elif kind == "nn.Linear":
-            total += 2.0 * prod(o) * int(items["in_features"])
-        elif kind == "torch.matmul":
-            a = dims(ins[0])
-            if a:
-                total += 2.0 * prod(o) * a[-1]
-        elif kind == "nn.MultiheadAttention":
-            e = int(items["embed_dim"])
-            L = o[1] if items.get("batch_first") == "True" else o[0]
-            total += 2.0 * prod(o) * e * 4 + 4.0 * prod(o) * L
-    return total / 1e9
+    """GFLOP of one run of the model after -O, counted by kc's cost rules (kc-opt --summary)."""
+    out = subprocess.run([os.path.join(args.build, "bin", "kc-opt"), param, "-O", "--summary"],
+                         check=True, capture_output=True, text=True).stdout
+    return int(re.search(r"^FLOPs per run: (\d+)", out, re.M).group(1)) / 1e9
 
 
 def run_kc(model, threads):
@@ -158,8 +113,8 @@ lines = [
     "kc (`kc-run -O`) against PyTorch 1.13 (`torch.jit` trace + freeze + optimize_for_inference,",
     "Debian's `python3-torch`) on the same machine in the same run, batch 1. Each figure is the",
     f"median over {args.rounds} interleaved rounds of each tool's median over {args.iters} timed runs.",
-    "Ratio = kc / PyTorch (below 1: kc is faster). GFLOP/s counts the multiply-adds of",
-    "convolutions, linear layers, matmuls and attention; the peak is OpenBLAS sgemm",
+    "Ratio = kc / PyTorch (below 1: kc is faster). GFLOP counts every op of the model after",
+    "`-O` by kc's cost rules (`kc-opt -O --summary`; docs/ops.md); the peak is OpenBLAS sgemm",
     f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
     f"{peak.get(2, 0):.0f} on 2 (OpenBLAS's {blas_core} kernels).",
     "",
