@@ -7,11 +7,11 @@
 // own tensors.
 //
 //===----------------------------------------------------------------------===//
+#include "kc/Runtime/Armadillo.h"
 #include "kc/IR/Expr.h"
 #include "kc/IR/Module.h"
 #include "kc/IR/TensorData.h"
 #include "kc/IR/TypeInference.h"
-#include "kc/Runtime/Armadillo.h"
 #include "kc/Runtime/Interpreter.h"
 
 #include <doctest/doctest.h>
@@ -155,9 +155,9 @@ TEST_CASE("armadillo: a 1x1 convolution by kc equals Armadillo's product on shar
   Attrs attrs{{"in_channels", AttrValue::integer(C)},
               {"out_channels", AttrValue::integer(O)},
               {"kernel_size", AttrValue::intList({1, 1})}};
-  Call conv = call("nn.Conv2d", {in, constant("c.weight", w), constant("c.bias", b)},
-                   std::move(attrs),
-                   {ArgKey{}, {ArgRole::Weight, "weight"}, {ArgRole::Weight, "bias"}}, "c");
+  Call conv =
+      call("nn.Conv2d", {in, constant("c.weight", w), constant("c.bias", b)}, std::move(attrs),
+           {ArgKey{}, {ArgRole::Weight, "weight"}, {ArgRole::Weight, "bias"}}, "c");
   auto m = std::make_shared<Module>();
   m->add(make<const FunctionNode>("main", std::vector<Var>{in}, Expr(conv), Type(), false));
   llvm::Error e = inferTypes(*m);

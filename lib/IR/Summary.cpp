@@ -105,8 +105,7 @@ void printSummary(const ModuleSummary &s, llvm::raw_ostream &os) {
   if (s.unknownFlops)
     os << " (" << s.unknownFlops << " calls unknown)";
   os << "\n";
-  os << "intermediates: " << mib(s.intermediateBytes)
-     << " (every result in its own buffer)\n";
+  os << "intermediates: " << mib(s.intermediateBytes) << " (every result in its own buffer)\n";
 }
 
 } // namespace kc

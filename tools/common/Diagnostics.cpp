@@ -1,6 +1,8 @@
 //===- Diagnostics.cpp - How kc's tools report errors ---------------------===//
 #include "Diagnostics.h"
 
+#include "kc/Support/Diagnostic.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
@@ -13,24 +15,9 @@
 
 namespace kc::tools {
 
-/// True when `message` starts with its own location: `LOCATION: KIND: ...`
-/// where LOCATION holds no ": " (a file, `file:line:col`, `<stdin>`).
-static bool hasLocation(llvm::StringRef message, llvm::StringRef kind) {
-  size_t at = message.find((": " + kind + ": ").str());
-  return at != llvm::StringRef::npos && at > 0 && !message.take_front(at).contains(": ");
-}
-
 std::string formatDiagnostic(llvm::StringRef tool, llvm::StringRef file, llvm::StringRef kind,
                              llvm::StringRef message) {
-  std::string out = (tool + ": ").str();
-  if (hasLocation(message, kind))
-    return out + message.str();
-  // `FILE: message`, as kc's readers word it, takes the kind after FILE.
-  if (!file.empty())
-    message.consume_front((file + ": ").str());
-  if (!file.empty())
-    out += (file + ": ").str();
-  return out + (kind + ": " + message).str();
+  return (tool + ": " + locateMessage(file, message, kind)).str();
 }
 
 int reportError(llvm::StringRef tool, llvm::StringRef file, llvm::Error err) {

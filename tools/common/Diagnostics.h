@@ -8,7 +8,8 @@
 /// A message that carries its own location (`model.pnnx.param:4:14: error:
 /// ...`, `in0.npy: error: ...`) keeps it; any other is placed at the file the
 /// tool was working on (the model, an input, a plugin), and one that starts
-/// with that file's name (`in0.npy: cannot open`) has `error:` put after it.
+/// with that file's name (`in0.npy: cannot open`) has `error:` put after it
+/// (kc::locateMessage).
 /// Only mistakes in the command line itself, which concern no file, read
 /// `TOOL: error: MESSAGE`.
 ///

@@ -20,8 +20,8 @@ namespace kc {
 struct OpTypeSummary {
   std::string op; ///< the op's name; `(expression)` for expression functions
   int64_t calls = 0;
-  double flops = 0;          ///< over the calls whose FLOPs are known
-  int64_t unknownFlops = 0;  ///< calls without a FLOP count (dynamic shapes, opaque ops)
+  double flops = 0;         ///< over the calls whose FLOPs are known
+  int64_t unknownFlops = 0; ///< calls without a FLOP count (dynamic shapes, opaque ops)
 };
 
 struct ModuleSummary {

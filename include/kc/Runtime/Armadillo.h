@@ -58,8 +58,7 @@ inline llvm::Expected<std::array<int64_t, 3>> planes(const Tensor &t) {
     return std::array<int64_t, 3>{t.dim(0), t.dim(1), t.dim(2)};
   if (t.rank() == 4 && t.dim(0) == 1)
     return std::array<int64_t, 3>{t.dim(1), t.dim(2), t.dim(3)};
-  return error("a cube holds a [C, H, W] or [1, C, H, W] tensor, got " +
-               shapeToString(t.shape()));
+  return error("a cube holds a [C, H, W] or [1, C, H, W] tensor, got " + shapeToString(t.shape()));
 }
 
 /// The dims of `t` as [H, W]: rank 2, or rank 1 as [N] → N × 1.
@@ -146,8 +145,8 @@ inline llvm::Expected<arma::Mat<float>> toMat(const Tensor &t) {
 
 /// A [C, H, W] tensor from an H × W × C cube in shape order (a copy).
 inline Tensor fromCube(const arma::Cube<float> &cube) {
-  Tensor t = Tensor::empty(DType::F32, {int64_t(cube.n_slices), int64_t(cube.n_rows),
-                                        int64_t(cube.n_cols)});
+  Tensor t = Tensor::empty(DType::F32,
+                           {int64_t(cube.n_slices), int64_t(cube.n_rows), int64_t(cube.n_cols)});
   arma::Cube<float> out(t.data<float>(), cube.n_cols, cube.n_rows, cube.n_slices,
                         /*copy_aux_mem=*/false, /*strict=*/true);
   for (arma::uword c = 0; c < cube.n_slices; ++c)
