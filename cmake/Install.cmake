@@ -2,8 +2,6 @@
 # package (find_package(kc) gives the imported targets kc::kc, kc::kc-opt,
 # kc::kc-run) and a pkg-config file. Paths inside the installed files are
 # relative to where they land, so the tree can be moved.
-include(CMakePackageConfigHelpers)
-
 set(KC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kc)
 
 # Installed binaries find libkc beside them; libkc keeps the RUNPATH to
