@@ -221,7 +221,8 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
     step.op = c->calleeName().str();
     step.name = c->name();
     step.loc = c->loc();
-    step.flops = flopCount(*c);
+    if (opts.profile) // counting costs a walk of each expression: only for profiles
+      step.flops = flopCount(*c);
     bool isExpr = llvm::isa<FunctionNode>(c->callee().get());
     for (size_t i = 0; i < c->numArgs(); ++i) {
       if (c->keys()[i].role == ArgRole::Weight && !isExpr)

@@ -52,7 +52,8 @@ struct OpProfile {
   std::string inputShapes, outputShapes;
   double totalMs = 0;
   int64_t calls = 0;
-  /// Floating-point operations of one call (kc/IR/OpCost.h), when known.
+  /// Floating-point operations of one call (kc/IR/OpCost.h), when known
+  /// and the model was compiled with CompileOptions::profile.
   std::optional<double> flops;
 };
 
@@ -74,8 +75,8 @@ public:
   size_t unplannedBytes() const;
   size_t workspaceBytes() const;
   size_t numSteps() const;
-  /// Per-op time accumulated over the runs so far (with
-  /// CompileOptions::profile), sorted by time; shapes and FLOPs always.
+  /// Per-op shapes, FLOPs and time accumulated over the runs so far (with
+  /// CompileOptions::profile), sorted by time.
   std::vector<OpProfile> profile() const;
 
 private:
