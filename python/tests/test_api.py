@@ -3,6 +3,7 @@ and out, bench, profile, IR and pipeline, errors, threads and the GIL."""
 import os
 import sys
 import threading
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -37,6 +38,26 @@ def test_outputs_own_kc_tensors_without_copy(model):
     first = a.copy()
     model(np.zeros_like(x))
     assert np.array_equal(a, first)
+
+
+def test_contiguous_inputs_are_not_copied(model):
+    """NumPy reports its buffers to tracemalloc, kc's own allocations are not
+    traced: a run on a C-contiguous input allocates no copy of it, a run on a
+    Fortran-ordered one allocates one."""
+    x = numbered(BUNDLED, "in")[0]
+    model(x)
+
+    def peak_bytes(a):
+        tracemalloc.start()
+        try:
+            model(a)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    fortran = np.asfortranarray(x)
+    assert peak_bytes(x) < x.nbytes // 4
+    assert peak_bytes(fortran) >= x.nbytes
 
 
 def test_inputs_of_any_layout(model):
