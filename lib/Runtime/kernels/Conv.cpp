@@ -12,13 +12,12 @@
 // unaligned); packed forms are built on the first run.
 //
 //===----------------------------------------------------------------------===//
-#include "Isa.h"
 #include "KernelUtils.h"
 #include "PackedGemm.h"
 #include "StripGemm.h"
 #include "VecMath.h"
-#include "VecMath512.h"
 #include "Winograd.h"
+#include "../ukernels/MicroKernels.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -214,100 +213,6 @@ void im2col(const float *in, float *col, int64_t Cg, const ConvGeometry &g, int6
   });
 }
 
-#ifdef KC_HAVE_AVX512_KERNELS
-/// The lanes l of a 16-float load from column c0 of a row of W floats that
-/// fall inside the row: 0 <= c0 + l < W.
-KC_AVX512 inline __mmask16 lanesInside(int64_t c0, int64_t W) {
-  __mmask16 m = firstLanes(W - c0);
-  return c0 < 0 ? __mmask16(m & ~firstLanes(-c0)) : m;
-}
-
-/// Widest rows the AVX-512 3x3 depthwise loop takes: rows above and below
-/// the plane read a row of zeros this long.
-constexpr int64_t kDepthwise512MaxWidth = 4096;
-
-/// acc plus 16 outputs of a 3x3 kernel at stride S on a row triple, from
-/// column c0 of each row (the first output's first tap). Loads are at
-/// offsets 0, 1, 2 (stride 1) or 0, 16, 2, 18 (stride 2, a tap's even and
-/// odd columns split out by one permute each); with Masked, load j reads
-/// only the lanes of m[j]. Two accumulators halve the chain of dependent
-/// multiply-adds.
-template <int S, bool Masked>
-KC_AVX512 inline __m512 taps16(const float *const r[3], int64_t c0, const __m512 w[9],
-                               const __mmask16 m[4], __m512 acc) {
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  constexpr int kLoads = S == 1 ? 3 : 4;
-  constexpr int64_t kOffset[4] = {0, S == 1 ? 1 : 16, 2, 18};
-  __m512 acc2 = _mm512_setzero_ps();
-  for (int i = 0; i < 3; ++i) {
-    const float *p = r[i] + c0;
-    __m512 v[4];
-    for (int j = 0; j < kLoads; ++j)
-      v[j] = Masked ? _mm512_maskz_loadu_ps(m[j], p + kOffset[j]) : _mm512_loadu_ps(p + kOffset[j]);
-    if constexpr (S == 1) {
-      acc = _mm512_fmadd_ps(w[3 * i], v[0], acc);
-      acc2 = _mm512_fmadd_ps(w[3 * i + 1], v[1], acc2);
-      acc = _mm512_fmadd_ps(w[3 * i + 2], v[2], acc);
-    } else {
-      acc = _mm512_fmadd_ps(w[3 * i], _mm512_permutex2var_ps(v[0], even, v[1]), acc);
-      acc2 = _mm512_fmadd_ps(w[3 * i + 1], _mm512_permutex2var_ps(v[0], odd, v[1]), acc2);
-      acc = _mm512_fmadd_ps(w[3 * i + 2], _mm512_permutex2var_ps(v[2], even, v[3]), acc);
-    }
-  }
-  return _mm512_add_ps(acc, acc2);
-}
-
-/// One channel plane (H×W into OH×OW, W ≤ kDepthwise512MaxWidth) of a 3x3
-/// depthwise layer at stride S (1 or 2), dilation 1, padding (PH, PW), with
-/// AVX-512: 16 outputs a step, rows outside the plane read as zeros and
-/// the loads of a step that leaves the row masked to the lanes inside it,
-/// so that edges need neither scalar sums nor a zero-padded copy of the
-/// plane. The sums are clamped to [lo, hi] (ReLU, ReLU6) before the
-/// masked store.
-template <int S>
-KC_AVX512 void depthwise3x3Avx512(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
-                                  int64_t OW, int64_t PH, int64_t PW, const float *k, float b,
-                                  float lo, float hi) {
-  static const std::vector<float> zeros(size_t(kDepthwise512MaxWidth + 64), 0.f);
-  __m512 w[9];
-  for (int i = 0; i < 9; ++i)
-    w[i] = _mm512_set1_ps(k[i]);
-  const __m512 vb = _mm512_set1_ps(b), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  constexpr int64_t kReach = S == 1 ? 2 + 16 : 18 + 16; // columns a step's loads span
-  // Each step's load masks, the same on every row; a step whose loads all
-  // lie inside the row is marked and runs unmasked.
-  constexpr int64_t kMaxSteps = (kDepthwise512MaxWidth + 15) / 16;
-  __mmask16 masks[kMaxSteps][4];
-  bool inside[kMaxSteps];
-  int64_t steps = (OW + 15) / 16;
-  for (int64_t t = 0; t < steps; ++t) {
-    int64_t c0 = t * 16 * S - PW;
-    inside[t] = c0 >= 0 && c0 + kReach <= W;
-    masks[t][0] = lanesInside(c0, W), masks[t][1] = lanesInside(c0 + (S == 1 ? 1 : 16), W);
-    masks[t][2] = lanesInside(c0 + 2, W), masks[t][3] = lanesInside(c0 + 18, W);
-  }
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    const float *r[3];
-    for (int i = 0; i < 3; ++i) {
-      int64_t ih = oh * S - PH + i;
-      // The zero row is read from column c0 >= -PW: point 32 floats in.
-      r[i] = ih >= 0 && ih < H ? src + ih * W : zeros.data() + 32;
-    }
-    float *row = dst + oh * OW;
-    for (int64_t t = 0; t < steps; ++t) {
-      int64_t ow0 = t * 16, c0 = ow0 * S - PW;
-      __m512 acc = inside[t] ? taps16<S, false>(r, c0, w, masks[t], vb)
-                             : taps16<S, true>(r, c0, w, masks[t], vb);
-      if (ow0 + 16 <= OW)
-        _mm512_storeu_ps(row + ow0, clamp16(acc, vlo, vhi));
-      else
-        _mm512_mask_storeu_ps(row + ow0, firstLanes(OW - ow0), clamp16(acc, vlo, vhi));
-    }
-  }
-}
-#endif
-
 class Conv2dKernel final : public FusableKernel {
 public:
   /// `mapped`, when given, holds the weight's bytes in the mapped .bin (w
@@ -355,9 +260,8 @@ public:
   /// per-thread buffer, instead of the whole expanded tensor going out to
   /// memory and back.
   bool absorb(std::unique_ptr<OpKernel> &next) override {
-#ifdef KC_HAVE_AVX512_KERNELS
     auto *dw = dynamic_cast<Conv2dKernel *>(next.get());
-    if (then_ || !dw || !pointwise_ || !strips_ || g_.G != 1 || !dw->avx512Depthwise() ||
+    if (then_ || !dw || !pointwise_ || !strips_ || g_.G != 1 || !dw->maskedDepthwise() ||
         dw->g_.N != g_.N || dw->g_.C != g_.OC || dw->g_.H != g_.OH || dw->g_.W != g_.OW ||
         g_.OC * g_.OH * g_.OW * int64_t(sizeof(float)) < kBandMinBytes)
       return false;
@@ -373,9 +277,6 @@ public:
     bandRows_ = (d.OH + bands - 1) / bands;
     bandFloats_ = size_t(g_.OC * ((bandRows_ - 1) * d.SH + 3) * d.W);
     return true;
-#else
-    return false;
-#endif
   }
 
   void fuseActivation(Act a, float slope) override {
@@ -406,10 +307,8 @@ public:
     if (depthwise_)
       return depthwise(x, y, bias);
     float *ws = static_cast<float *>(ctx.workspace);
-#ifdef KC_HAVE_AVX512_KERNELS
     if (then_)
       return runBands(x, y, bias, ws);
-#endif
     int threads = std::min(omp_get_max_threads(), threads_);
     for (int64_t n = 0; n < g_.N; ++n)
       for (int64_t grp = 0; grp < g_.G; ++grp) {
@@ -535,28 +434,26 @@ private:
   void depthwise(const float *x, float *y, const float *bias) {
     const ConvGeometry &g = g_;
     int64_t HW = g.OH * g.OW;
-#ifdef KC_HAVE_AVX512_KERNELS
-    // 3x3 layers with rows of more than 8 outputs take the AVX-512 loop:
-    // mobilenet_v2's such layers, summed, min of 6 rounds, 1.38 to 1.20 ms
-    // at 1 thread (stride 2 0.51 to 0.39 ms). On rows of 7, 16-lane steps
-    // more than half empty lost to the 8-lane loop (0.20 to 0.24 ms).
-    if (avx512Depthwise()) {
+    const uk::MicroKernels &uks = uk::microKernels();
+    // 3x3 layers with rows of more than 8 outputs take the masked loop where
+    // the table has one (16 lanes): mobilenet_v2's such layers, summed, min
+    // of 6 rounds, 1.38 to 1.20 ms at 1 thread (stride 2 0.51 to 0.39 ms).
+    // On rows of 7, 16-lane steps more than half empty lost to the 8-lane
+    // loop (0.20 to 0.24 ms).
+    if (maskedDepthwise()) {
       parallelFor(g.N * g.C, true, [&](int64_t plane) {
-        channel512(plane % g.C, x + plane * g.H * g.W, g.H, g.PH, y + plane * HW, g.OH, bias);
+        channelMasked(plane % g.C, x + plane * g.H * g.W, g.H, g.PH, y + plane * HW, g.OH, bias);
       });
       return;
     }
-#endif
+    const uk::DepthwiseEpilogue e = epilogue();
     if (directDepthwise()) {
       parallelFor(g.N * g.C, true, [&](int64_t plane) {
         int64_t c = plane % g.C;
         const float *src = x + plane * g.H * g.W;
         const float *k = w_.data<float>() + c * 9;
         float b = bias ? bias[c] : 0.f;
-        if (g.SW == 1)
-          depthwise3x3Direct<1>(src, y + plane * HW, k, b);
-        else
-          depthwise3x3Direct<2>(src, y + plane * HW, k, b);
+        uks.depthwisePad1[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, k, b, e);
       });
       return;
     }
@@ -574,10 +471,7 @@ private:
       float b = bias ? bias[c] : 0.f;
       if (g.KH == 3 && g.KW == 3 && g.DH == 1 && g.DW == 1 && g.SH == g.SW &&
           (g.SW == 1 || g.SW == 2)) {
-        if (g.SW == 1)
-          depthwise3x3<1>(pad, PWt, dst, k, b);
-        else
-          depthwise3x3<2>(pad, PWt, dst, k, b);
+        uks.depthwisePadded[g.SW - 1](pad, PWt, dst, g.OH, g.OW, k, b, e);
         return;
       }
       for (int64_t oh = 0; oh < g.OH; ++oh) {
@@ -611,34 +505,24 @@ private:
     });
   }
 
-  /// Whether the layer takes depthwise3x3Avx512.
-  bool avx512Depthwise() const {
-#ifdef KC_HAVE_AVX512_KERNELS
+  /// Whether the layer takes the table's masked 3x3 depthwise loop.
+  bool maskedDepthwise() const {
     const ConvGeometry &g = g_;
-    return useAvx512() && depthwise_ && g.KH == 3 && g.KW == 3 && g.DH == 1 && g.DW == 1 &&
-           g.SH == g.SW && (g.SW == 1 || g.SW == 2) && g.W <= kDepthwise512MaxWidth &&
-           g.PW <= 16 && g.OW > 8;
-#else
-    return false;
-#endif
+    return uk::microKernels().depthwiseMasked[0] && depthwise_ && g.KH == 3 && g.KW == 3 &&
+           g.DH == 1 && g.DW == 1 && g.SH == g.SW && (g.SW == 1 || g.SW == 2) &&
+           g.W <= uk::kDepthwiseMaxWidth && g.PW <= 16 && g.OW > 8;
   }
 
-#ifdef KC_HAVE_AVX512_KERNELS
-  /// Channel c of this depthwise layer (avx512Depthwise) on H input rows at
+  /// Channel c of this depthwise layer (maskedDepthwise) on H input rows at
   /// src, PH of padding above the first, into OH output rows at dst: a
   /// whole plane, or a band of one.
-  void channel512(int64_t c, const float *src, int64_t H, int64_t PH, float *dst, int64_t OH,
-                  const float *bias) const {
+  void channelMasked(int64_t c, const float *src, int64_t H, int64_t PH, float *dst, int64_t OH,
+                     const float *bias) const {
     const ConvGeometry &g = g_;
-    const Clamp clamp = clampOfActivation();
     const float *k = w_.data<float>() + c * 9;
     float b = bias ? bias[c] : 0.f;
-    if (g.SW == 1)
-      depthwise3x3Avx512<1>(src, dst, H, g.W, OH, g.OW, PH, g.PW, k, b, clamp.lo, clamp.hi);
-    else
-      depthwise3x3Avx512<2>(src, dst, H, g.W, OH, g.OW, PH, g.PW, k, b, clamp.lo, clamp.hi);
-    if (!clamp.only)
-      biasActivationRow(dst, OH * g.OW, 0.f, act_, slope_);
+    uk::microKernels().depthwiseMasked[g.SW - 1](src, dst, H, g.W, OH, g.OW, PH, g.PW, k, b,
+                                                 epilogue());
   }
 
   /// This 1x1 layer and the depthwise one it absorbed, band by band of the
@@ -672,7 +556,8 @@ private:
         // band, is what lies above ih0 of the first output row's window.
         int64_t ph = ih0 - oh0 * S + d.PH;
         for (int64_t c = 0; c < M; ++c)
-          dw.channel512(c, e + c * cols, rows, ph, yn + c * OHW + oh0 * d.OW, oh1 - oh0, dwBias);
+          dw.channelMasked(c, e + c * cols, rows, ph, yn + c * OHW + oh0 * d.OW, oh1 - oh0,
+                           dwBias);
       };
       if (shared) {
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -684,7 +569,6 @@ private:
       }
     }
   }
-#endif
 
   /// Expanded tensors (per image) from which a 1x1 layer absorbs the
   /// depthwise layer after it, and the bytes of expanded rows a band keeps.
@@ -697,156 +581,20 @@ private:
     const ConvGeometry &g = g_;
     return g.KH == 3 && g.KW == 3 && g.PH == 1 && g.PW == 1 && g.DH == 1 && g.DW == 1 &&
            g.SH == g.SW && (g.SW == 1 || g.SW == 2) && g.W >= kDirectMinWidth &&
-           g.W <= kDirectMaxWidth;
+           g.W <= uk::kDepthwiseMaxWidth;
   }
   /// Widths read in place: from 24 a row has at least one full step of 8
-  /// outputs inside it at either stride; the upper bound sizes the row of
-  /// zeros read above and below the plane.
-  static constexpr int64_t kDirectMinWidth = 24, kDirectMaxWidth = 4096;
+  /// outputs inside it at either stride.
+  static constexpr int64_t kDirectMinWidth = 24;
 
   /// How the 3x3 depthwise loops apply the fused activation: ReLU and
-  /// ReLU6 (and none) are the clamp [lo, hi] in the same loop (`only`);
-  /// other activations run over the row afterwards, the clamp open.
-  struct Clamp {
-    bool only;
-    float lo, hi;
-  };
-  Clamp clampOfActivation() const {
+  /// ReLU6 (and none) are the clamp [lo, hi] in the same loop; other
+  /// activations run over the row afterwards, the clamp open.
+  uk::DepthwiseEpilogue epilogue() const {
     constexpr float inf = std::numeric_limits<float>::infinity();
     bool relu = act_ == Act::Relu || act_ == Act::Relu6;
-    return {act_ == Act::None || relu, relu ? 0.f : -inf, act_ == Act::Relu6 ? 6.f : inf};
-  }
-
-#ifdef KC_HAVE_VEC8
-  /// acc plus 8 outputs of a 3x3 kernel on a row triple at stride S, the
-  /// first output's taps at columns col, col + 1 and col + 2 of each row.
-  template <int S>
-  static __m256 taps8(const float *const r[3], int64_t col, const __m256 w[9], __m256 acc) {
-    for (int i = 0; i < 3; ++i) {
-      const float *p = r[i] + col;
-      if constexpr (S == 1) {
-        acc = _mm256_fmadd_ps(w[3 * i], _mm256_loadu_ps(p), acc);
-        acc = _mm256_fmadd_ps(w[3 * i + 1], _mm256_loadu_ps(p + 1), acc);
-        acc = _mm256_fmadd_ps(w[3 * i + 2], _mm256_loadu_ps(p + 2), acc);
-      } else {
-        // Even, odd and shifted even columns split out with shuffles.
-        __m256 a = _mm256_loadu_ps(p), c = _mm256_loadu_ps(p + 8);
-        __m256 a2 = _mm256_loadu_ps(p + 2), c2 = _mm256_loadu_ps(p + 10);
-        acc = _mm256_fmadd_ps(w[3 * i], evenLanes(a, c), acc);
-        acc = _mm256_fmadd_ps(w[3 * i + 1], oddLanes(a, c), acc);
-        acc = _mm256_fmadd_ps(w[3 * i + 2], evenLanes(a2, c2), acc);
-      }
-    }
-    return acc;
-  }
-#endif
-
-  /// One channel of a 3x3, padding 1 layer read straight from its input
-  /// plane: rows above and below the plane are a row of zeros, and the
-  /// outputs whose taps leave the row (the first, and the last at stride
-  /// 1) are summed one by one without the missing taps.
-  template <int S>
-  void depthwise3x3Direct(const float *src, float *dst, const float *k, float b) const {
-    static const std::vector<float> zeros(size_t(kDirectMaxWidth), 0.f);
-    const int64_t H = g_.H, W = g_.W, OW = g_.OW;
-    const Clamp clamp = clampOfActivation();
-    const bool clampOnly = clamp.only;
-    const float lo = clamp.lo, hi = clamp.hi;
-    auto edge = [&](const float *const r[3], int64_t ow) {
-      float v = b;
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-          int64_t col = S * ow - 1 + j;
-          if (col >= 0 && col < W)
-            v += k[3 * i + j] * r[i][col];
-        }
-      return std::min(std::max(v, lo), hi);
-    };
-#ifdef KC_HAVE_VEC8
-    // Steps of 8 from ow in [1, last - 7] keep every tap and every load
-    // inside the row (loads reach column ow + 8 at stride 1, 2 ow + 16 at
-    // stride 2).
-    const int64_t last = S == 1 ? W - 2 : (W - 17) / 2 + 7;
-#endif
-    for (int64_t oh = 0; oh < g_.OH; ++oh) {
-      const float *r[3];
-      for (int i = 0; i < 3; ++i) {
-        int64_t ih = oh * S - 1 + i;
-        r[i] = ih >= 0 && ih < H ? src + ih * W : zeros.data();
-      }
-      float *row = dst + oh * OW;
-      row[0] = edge(r, 0);
-      int64_t ow = 1;
-#ifdef KC_HAVE_VEC8
-      const __m256 vb = _mm256_set1_ps(b), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-      const __m256 w[9] = {_mm256_set1_ps(k[0]), _mm256_set1_ps(k[1]), _mm256_set1_ps(k[2]),
-                           _mm256_set1_ps(k[3]), _mm256_set1_ps(k[4]), _mm256_set1_ps(k[5]),
-                           _mm256_set1_ps(k[6]), _mm256_set1_ps(k[7]), _mm256_set1_ps(k[8])};
-      // Steps of 8; the last one overlaps the step before it.
-      for (int64_t step = 1; step <= last; step += 8) {
-        ow = std::min(step, last - 7);
-        __m256 v = taps8<S>(r, S * ow - 1, w, vb);
-        _mm256_storeu_ps(row + ow, _mm256_min_ps(_mm256_max_ps(v, vlo), vhi));
-      }
-      ow = last + 1;
-#endif
-      for (; ow < OW; ++ow)
-        row[ow] = edge(r, ow);
-      if (!clampOnly)
-        biasActivationRow(row, OW, 0.f, act_, slope_);
-    }
-  }
-
-  /// One channel of the common 3x3 case: all nine taps summed in registers
-  /// and each output written once, instead of nine passes over the row.
-  template <int S>
-  void depthwise3x3(const float *pad, int64_t PWt, float *dst, const float *k, float b) const {
-    const float k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3], k4 = k[4], k5 = k[5], k6 = k[6],
-                k7 = k[7], k8 = k[8];
-    // ReLU and ReLU6 are clamps applied in the same loop; others after it.
-    const Clamp clamp = clampOfActivation();
-    const bool clampOnly = clamp.only;
-    const float lo = clamp.lo, hi = clamp.hi;
-    for (int64_t oh = 0; oh < g_.OH; ++oh) {
-      const float *r0 = pad + oh * S * PWt, *r1 = r0 + PWt, *r2 = r1 + PWt;
-      float *row = dst + oh * g_.OW;
-      int64_t ow = 0;
-#ifdef KC_HAVE_VEC8
-      // 8 outputs per step. A row of 8 or more ends with a step that
-      // overlaps the one before it; a shorter row (7x7 planes) stores all 8
-      // lanes, the extra ones landing in the rows computed after it, except
-      // where they would leave the plane. Masked stores would do
-      // the same but are slow on some cores. A short row's loads run past
-      // it into the next row, or past the plane into the region's gap (at
-      // most 15 floats, see depthwise()); those lanes are never kept.
-      const __m256 vb = _mm256_set1_ps(b), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-      const __m256 w[9] = {_mm256_set1_ps(k0), _mm256_set1_ps(k1), _mm256_set1_ps(k2),
-                           _mm256_set1_ps(k3), _mm256_set1_ps(k4), _mm256_set1_ps(k5),
-                           _mm256_set1_ps(k6), _mm256_set1_ps(k7), _mm256_set1_ps(k8)};
-      const float *rows[3] = {r0, r1, r2};
-      for (int64_t step = 0; step < g_.OW; step += 8) {
-        ow = std::max<int64_t>(0, std::min(step, g_.OW - 8));
-        __m256 acc = taps8<S>(rows, S * ow, w, vb);
-        __m256 v = _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
-        if (oh * g_.OW + ow + 8 <= g_.OH * g_.OW) {
-          _mm256_storeu_ps(row + ow, v);
-        } else {
-          alignas(32) float last[8];
-          _mm256_store_ps(last, v);
-          std::copy(last, last + g_.OW, row);
-        }
-      }
-      ow = g_.OW;
-#endif
-      for (; ow < g_.OW; ++ow) {
-        int64_t i = ow * S;
-        float v = b + k0 * r0[i] + k1 * r0[i + 1] + k2 * r0[i + 2] + k3 * r1[i] +
-                  k4 * r1[i + 1] + k5 * r1[i + 2] + k6 * r2[i] + k7 * r2[i + 1] + k8 * r2[i + 2];
-        row[ow] = std::min(std::max(v, lo), hi);
-      }
-      if (!clampOnly)
-        biasActivationRow(row, g_.OW, 0.f, act_, slope_);
-    }
+    return {relu ? 0.f : -inf, act_ == Act::Relu6 ? 6.f : inf, act_ == Act::None || relu, act_,
+            slope_};
   }
 
   ConvGeometry g_;

@@ -1,6 +1,6 @@
 //===- KernelUtils.cpp - Shared helpers of the kernel files ---------------===//
 #include "KernelUtils.h"
-#include "VecMath.h"
+#include "../ukernels/MicroKernels.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -35,46 +35,15 @@ void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alph
   }
 }
 
-namespace {
-/// p[j] = act(p[j] + bias) with one bias for the row (PerElement false,
-/// bias[0]) or one per value (PerElement true, bias[j]).
-template <Act A, bool PerElement>
-void biasActivationT(float *p, int64_t n, const float *bias, float slope) {
-  int64_t j = 0;
-#ifdef KC_HAVE_VEC8
-  const __m256 b = PerElement ? _mm256_setzero_ps() : _mm256_set1_ps(bias[0]);
-  for (; j + 8 <= n; j += 8) {
-    __m256 v = _mm256_add_ps(_mm256_loadu_ps(p + j), PerElement ? _mm256_loadu_ps(bias + j) : b);
-    _mm256_storeu_ps(p + j, act8(A, v, slope));
-  }
-#endif
-  for (; j < n; ++j)
-    p[j] = applyAct(A, p[j] + bias[PerElement ? j : 0], slope);
-}
-
-template <bool PerElement>
-void biasActivationDispatch(float *p, int64_t n, const float *bias, Act act, float slope) {
-  switch (act) {
-  case Act::None: return biasActivationT<Act::None, PerElement>(p, n, bias, slope);
-  case Act::Relu: return biasActivationT<Act::Relu, PerElement>(p, n, bias, slope);
-  case Act::Relu6: return biasActivationT<Act::Relu6, PerElement>(p, n, bias, slope);
-  case Act::Silu: return biasActivationT<Act::Silu, PerElement>(p, n, bias, slope);
-  case Act::Sigmoid: return biasActivationT<Act::Sigmoid, PerElement>(p, n, bias, slope);
-  case Act::Hardswish: return biasActivationT<Act::Hardswish, PerElement>(p, n, bias, slope);
-  case Act::LeakyRelu: return biasActivationT<Act::LeakyRelu, PerElement>(p, n, bias, slope);
-  }
-}
-} // namespace
-
 void biasActivationRow(float *p, int64_t n, float bias, Act act, float slope) {
   if (act == Act::None && bias == 0.f)
     return;
-  biasActivationDispatch<false>(p, n, &bias, act, slope);
+  uk::microKernels().biasAct[int(act)][0](p, n, &bias, slope);
 }
 
 void rowBiasActivation(float *p, int64_t n, const float *bias, Act act, float slope) {
   if (bias)
-    return biasActivationDispatch<true>(p, n, bias, act, slope);
+    return uk::microKernels().biasAct[int(act)][1](p, n, bias, slope);
   if (act != Act::None)
     biasActivationRow(p, n, 0.f, act, slope);
 }

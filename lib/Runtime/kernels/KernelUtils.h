@@ -2,6 +2,8 @@
 #pragma once
 
 #include "Parallel.h"
+#include "../ukernels/ScalarMath.h"
+#include "kc/Runtime/Activation.h"
 #include "kc/Runtime/OpKernel.h"
 
 #include <algorithm>
@@ -106,46 +108,10 @@ inline std::vector<int64_t> intsN(const CallNode &c, llvm::StringRef key, size_t
 void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
            int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 
-/// exp(x) in float without a library call, so loops over it vectorize:
-/// Cody-Waite reduction x = k·ln2 + r and Cephes' degree-6 polynomial for
-/// e^r (within 2 ulp of std::exp; kernel tests pin the bound). Inputs are
-/// clamped to [-87.3, 88.3], where the result stays a normal float.
-inline float expApprox(float x) {
-  x = std::min(std::max(x, -87.33654f), 88.37626f);
-  // Round x·log2(e) to an integer by the 1.5·2^23 trick (no rint call).
-  float k = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
-  float r = x - k * 0.693359375f + k * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.f;
-  int32_t bits = (int32_t(k) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
-}
+using uk::applyAct;
+using uk::expApprox;
 
-/// Activations a producer kernel can apply in its epilogue.
-enum class Act : uint8_t { None, Relu, Relu6, Silu, Sigmoid, Hardswish, LeakyRelu };
-
-inline float applyAct(Act a, float x, float slope) {
-  switch (a) {
-  case Act::None: return x;
-  case Act::Relu: return x > 0 ? x : 0;
-  case Act::Relu6: return std::min(std::max(x, 0.f), 6.f);
-  case Act::Silu: return x / (1.f + expApprox(-x));
-  case Act::Sigmoid: return 1.f / (1.f + expApprox(-x));
-  case Act::Hardswish: return x * std::min(std::max(x + 3.f, 0.f), 6.f) / 6.f;
-  case Act::LeakyRelu: return x > 0 ? x : x * slope;
-  }
-  return x;
-}
-
-/// Adds `bias` to `n` values and applies `act`, in place (8 at a time with
-/// AVX2, see VecMath.h).
+/// Adds `bias` to `n` values and applies `act`, in place (f32_bias_act).
 void biasActivationRow(float *p, int64_t n, float bias, Act act, float slope);
 
 /// p[j] = act(p[j] + bias[j]) for j < n (bias may be null): a linear

@@ -1,6 +1,6 @@
 //===- Norm.cpp - Batch, layer, group and instance normalization ----------===//
 #include "KernelUtils.h"
-#include "VecMath.h"
+#include "../ukernels/MicroKernels.h"
 
 namespace kc::rt {
 namespace {
@@ -69,43 +69,11 @@ KC_REGISTER_KERNEL(bn1d, "nn.BatchNorm1d", makeBatchNorm);
 KC_REGISTER_KERNEL(bn2d, "nn.BatchNorm2d", makeBatchNorm);
 KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", makeBatchNorm);
 
-/// Mean and variance of n floats, summed in double: 8 floats per step
-/// into 8 double accumulators, where one running sum waits on each add in
-/// turn (tiny_transformer's LayerNorms over rows of 64 took 10 % of it).
+/// Mean and variance of n floats, summed in double (f32_mean_variance).
 std::pair<double, double> meanVariance(const float *x, int64_t n) {
-  double sum = 0, sq = 0;
-  int64_t i = 0;
-#ifdef KC_HAVE_VEC8
-  __m256d s0 = _mm256_setzero_pd(), s1 = s0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_loadu_ps(x + i);
-    s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-    s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-  }
-  alignas(32) double lanes[4];
-  _mm256_store_pd(lanes, _mm256_add_pd(s0, s1));
-  sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-#endif
-  for (; i < n; ++i)
-    sum += x[i];
-  double mean = sum / double(n);
-  i = 0;
-#ifdef KC_HAVE_VEC8
-  const __m256d m = _mm256_set1_pd(mean);
-  s0 = _mm256_setzero_pd(), s1 = s0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_loadu_ps(x + i);
-    __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), m);
-    __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), m);
-    s0 = _mm256_fmadd_pd(d0, d0, s0);
-    s1 = _mm256_fmadd_pd(d1, d1, s1);
-  }
-  _mm256_store_pd(lanes, _mm256_add_pd(s0, s1));
-  sq = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-#endif
-  for (; i < n; ++i)
-    sq += (x[i] - mean) * (x[i] - mean);
-  return {mean, sq / double(n)};
+  double mean, var;
+  uk::microKernels().meanVariance(x, n, &mean, &var);
+  return {mean, var};
 }
 
 /// Normalizes groups of `len` consecutive values (a row of LayerNorm, a

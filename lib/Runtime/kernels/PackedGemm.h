@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "../ukernels/MicroKernels.h"
+
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cstddef>
@@ -15,8 +17,8 @@
 
 namespace kc::rt {
 
-/// Rows per panel of a packed left operand.
-constexpr int64_t kPanelRows = 16;
+using uk::kColumnStrip;
+using uk::kPanelRows;
 
 /// Floats a packed M×K operand takes (M rounded up to whole panels).
 inline size_t packedSize(int64_t M, int64_t K) {
@@ -58,9 +60,6 @@ void packRowBlocks(const float *A, int64_t lda, int64_t M, int64_t K, int64_t bl
 /// Packs row-major A (M×K, leading dimension lda) into `out`
 /// (packedSize(M, K) floats); rows past M are zero.
 void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out);
-
-/// Columns of B per strip of the packed-B form gemmPackedFewColumns uses.
-constexpr int64_t kColumnStrip = 6;
 
 /// Writes columns [n0, n0 + cols) of B (cols ≤ kColumnStrip) as a strip:
 /// K groups of kColumnStrip floats, zeros past `cols`. Called from several

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelUtils.h"
-#include "VecMath.h"
+#include "../ukernels/MicroKernels.h"
 
 #include <vector>
 
@@ -97,32 +97,15 @@ private:
   /// max(m, v), NaN if either is.
   static float maxNaN(float m, float v) { return (v > m || v != v) ? v : m; }
 
-  /// row[ow] = max over kw of t[ow*SW + kw*DW].
+  /// row[ow] = max over kw of t[ow*SW + kw*DW]; at stride 2 with 2 or 3
+  /// taps a vector of outputs a step (f32_maxpool_row_s2).
   void alongRow(const float *t, float *row) const {
     const PoolGeometry &g = g_;
-    int64_t ow = 0;
-#ifdef KC_HAVE_VEC8
     if (g.SW == 2 && g.DW == 1 && (g.KW == 2 || g.KW == 3)) {
-      for (int64_t step = 0; step < g.OW; step += 8) {
-        // The last step overlaps the one before it (rows of 8 or more).
-        ow = std::max<int64_t>(0, std::min(step, g.OW - 8));
-        const float *q = t + 2 * ow;
-        __m256 a = _mm256_loadu_ps(q), c = _mm256_loadu_ps(q + 8);
-        __m256 m = maxNaN8(evenLanes(a, c), oddLanes(a, c));
-        if (g.KW == 3)
-          m = maxNaN8(m, evenLanes(_mm256_loadu_ps(q + 2), _mm256_loadu_ps(q + 10)));
-        if (g.OW >= 8) {
-          _mm256_storeu_ps(row + ow, m);
-        } else {
-          alignas(32) float lanes[8];
-          _mm256_store_ps(lanes, m);
-          std::copy(lanes, lanes + g.OW, row);
-        }
-      }
+      uk::microKernels().maxRowStride2(t, row, g.OW, g.KW);
       return;
     }
-#endif
-    for (; ow < g.OW; ++ow) {
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
       const float *q = t + ow * g.SW;
       float m = q[0];
       for (int64_t kw = 1; kw < g.KW; ++kw)

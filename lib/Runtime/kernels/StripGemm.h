@@ -13,6 +13,7 @@
 #pragma once
 
 #include "KernelUtils.h"
+#include "../ukernels/MicroKernels.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -21,8 +22,9 @@
 
 namespace kc::rt {
 
-/// Rows per strip of a packed weight.
-constexpr int64_t kStripRows = 6;
+using uk::kStripBlockCols;
+using uk::kStripBlockLd;
+using uk::kStripRows;
 
 /// Floats a strip-packed M×K operand takes (M rounded up to whole strips).
 inline size_t stripPackedSize(int64_t M, int64_t K) {
@@ -34,12 +36,6 @@ inline size_t stripPackedSize(int64_t M, int64_t K) {
 /// holds stripPackedSize(M, K) floats. A weight may be packed a part at a
 /// time, each part but the last a multiple of 6 rows.
 void packStrips(const float *A, int64_t lda, int64_t M, int64_t K, float *out);
-
-/// Columns of B handed to the kernel at a time.
-constexpr int64_t kStripBlockCols = 64;
-/// Floats between rows of a block of B: 64 used, padded so that rows do not
-/// fall into a few cache sets.
-constexpr int64_t kStripBlockLd = 80;
 
 /// Writes columns [n0, n0 + cols) of B (cols ≤ kStripBlockCols) as K rows
 /// of a block with leading dimension kStripBlockLd. Called from several

@@ -8,13 +8,15 @@
 // PackedGemm.h, whose register kernel then runs the 36 products without
 // repacking them (resnet18 layer3, 14x14x256: 1.9 ms to 1.3 ms per
 // convolution against OpenBLAS, which packs both operands on every call).
-// Input and output tiles are transformed 8 consecutive tiles at a time, one
-// per vector lane, the input read from a zero-bordered copy of each plane.
+// Input and output tiles are transformed by the micro-kernels
+// f32_winograd43_input and _output, the input read from a zero-bordered
+// copy of each plane.
 //
 //===----------------------------------------------------------------------===//
 #include "Winograd.h"
 #include "PackedGemm.h"
 #include "VecMath.h"
+#include "../ukernels/MicroKernels.h"
 
 #include <algorithm>
 #include <cstring>
@@ -31,62 +33,6 @@ constexpr float kG[6][3] = {{1.f / 4, 0, 0},
                             {1.f / 24, 1.f / 12, 1.f / 6},
                             {1.f / 24, -1.f / 12, 1.f / 6},
                             {0, 0, 1}};
-
-// r = Bᵀ d for a 6-vector read with stride `s`; written out so the zeros of
-// Bᵀ cost nothing.
-template <typename In, typename Out> inline void inputRow(In d, Out r) {
-  r(0, 4 * d(0) - 5 * d(2) + d(4));
-  r(1, -4 * (d(1) + d(2)) + d(3) + d(4));
-  r(2, 4 * (d(1) - d(2)) - d(3) + d(4));
-  r(3, -2 * (d(1) - d(3)) - d(2) + d(4));
-  r(4, 2 * (d(1) - d(3)) - d(2) + d(4));
-  r(5, 4 * d(1) - 5 * d(3) + d(5));
-}
-
-// o = Aᵀ m for a 6-vector m.
-template <typename In, typename Out> inline void outputRow(In m, Out o) {
-  auto a = m(1) + m(2), b = m(1) - m(2), c = m(3) + m(4), d = m(3) - m(4);
-  o(0, m(0) + a + c);
-  o(1, b + 2 * d);
-  o(2, a + 4 * c);
-  o(3, b + 8 * d + m(5));
-}
-
-#ifdef KC_HAVE_VEC8
-/// Transposes 8 rows of 8 floats in place: afterwards r[j] holds column j.
-inline void transpose8x8(__m256 r[8]) {
-  __m256 u[8], w[8];
-  for (int i = 0; i < 4; ++i) {
-    u[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    u[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 2; ++i)
-    for (int h = 0; h < 2; ++h) {
-      __m256 a = u[4 * i + h], b = u[4 * i + 2 + h];
-      w[4 * i + 2 * h] = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0));
-      w[4 * i + 2 * h + 1] = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2));
-    }
-  for (int j = 0; j < 4; ++j) {
-    r[j] = _mm256_permute2f128_ps(w[j], w[4 + j], 0x20);
-    r[4 + j] = _mm256_permute2f128_ps(w[j], w[4 + j], 0x31);
-  }
-}
-
-/// Writes o[k][t] (4 vectors over 8 tiles t) as dst[4t + k], 32 floats.
-inline void storeTransposed(const __m256 o[4], float *dst) {
-  __m256 ab0 = _mm256_unpacklo_ps(o[0], o[1]), ab1 = _mm256_unpackhi_ps(o[0], o[1]);
-  __m256 cd0 = _mm256_unpacklo_ps(o[2], o[3]), cd1 = _mm256_unpackhi_ps(o[2], o[3]);
-  // Per 128-bit half: tiles (0,4), (1,5), (2,6), (3,7) as a b c d.
-  __m256 t0 = _mm256_shuffle_ps(ab0, cd0, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 t1 = _mm256_shuffle_ps(ab0, cd0, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 t2 = _mm256_shuffle_ps(ab1, cd1, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 t3 = _mm256_shuffle_ps(ab1, cd1, _MM_SHUFFLE(3, 2, 3, 2));
-  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(t0, t1, 0x20));
-  _mm256_storeu_ps(dst + 8, _mm256_permute2f128_ps(t2, t3, 0x20));
-  _mm256_storeu_ps(dst + 16, _mm256_permute2f128_ps(t0, t1, 0x31));
-  _mm256_storeu_ps(dst + 24, _mm256_permute2f128_ps(t2, t3, 0x31));
-}
-#endif
 
 class Winograd43Kernel final : public FusableKernel {
 public:
@@ -184,108 +130,24 @@ private:
     int64_t PHt = 4 * TH_ + 2, PWt = 4 * TW_ + 2;
     // 8 floats are read per tile row of 6: slack past the plane's end.
     int64_t region = threadPlanes(padded_, PHt * PWt);
+    const uk::MicroKernels &uks = uk::microKernels();
     parallelFor(C_, true, [&](int64_t c) {
       float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;
       const float *plane = x + c * H_ * W_;
       // Rows and columns past the input stay zero from the first fill:
       // only the input's own window is ever written.
       copyRows(pad + PH_ * PWt + PW_, PWt, plane, W_, H_, W_);
-      float *v = V + c * T_;
-      for (int64_t t0 = 0; t0 < T_; t0 += 8) {
-        int64_t n = std::min<int64_t>(8, T_ - t0);
-#ifdef KC_HAVE_VEC8
-        const float *base[8];
-        for (int l = 0; l < 8; ++l) {
-          int64_t t = t0 + std::min<int64_t>(l, n - 1);
-          base[l] = pad + 4 * (t / TW_) * PWt + 4 * (t % TW_);
-        }
-        __m256 d[6][8];
-        for (int i = 0; i < 6; ++i) {
-          __m256 rows[8];
-          for (int l = 0; l < 8; ++l)
-            rows[l] = _mm256_loadu_ps(base[l] + i * PWt);
-          transpose8x8(rows);
-          for (int j = 0; j < 6; ++j)
-            d[i][j] = rows[j];
-        }
-        __m256 t[6][6];
-        for (int j = 0; j < 6; ++j)
-          inputRow([&](int k) { return d[k][j]; }, [&](int k, __m256 r) { t[k][j] = r; });
-        for (int i = 0; i < 6; ++i)
-          inputRow([&](int k) { return t[i][k]; }, [&](int k, __m256 r) {
-            float *dst = v + (i * 6 + k) * vStride_ + t0;
-            if (n == 8) {
-              _mm256_storeu_ps(dst, r);
-            } else {
-              alignas(32) float lanes[8];
-              _mm256_store_ps(lanes, r);
-              std::copy(lanes, lanes + n, dst);
-            }
-          });
-#else
-        for (int64_t t = t0; t < t0 + n; ++t) {
-          const float *src = pad + 4 * (t / TW_) * PWt + 4 * (t % TW_);
-          float tt[6][6];
-          for (int j = 0; j < 6; ++j)
-            inputRow([&](int k) { return src[k * PWt + j]; },
-                     [&](int k, float r) { tt[k][j] = r; });
-          for (int i = 0; i < 6; ++i)
-            inputRow([&](int k) { return tt[i][k]; },
-                     [&](int k, float r) { v[(i * 6 + k) * vStride_ + t] = r; });
-        }
-#endif
-      }
+      uks.winogradInput(pad, PWt, TW_, T_, V + c * T_, vStride_);
     });
   }
 
-  /// y[oc] = act(Aᵀ m A + bias) for every tile, 8 consecutive tiles at a
-  /// time; each tile's 4x4 block is then copied out, clipped at the
-  /// plane's right and bottom edges.
+  /// y[oc] = act(Aᵀ m A + bias) for every tile (f32_winograd43_output), then
+  /// bias and activation over the whole plane while it is in cache.
   void outputTransform(const float *M, float *y, const float *bias) const {
+    const uk::MicroKernels &uks = uk::microKernels();
     parallelFor(OC_, true, [&](int64_t oc) {
-      const float *m = M + oc * T_;
       float *plane = y + oc * OH_ * OW_;
-      for (int64_t t0 = 0; t0 < T_; t0 += 8) {
-        int64_t n = std::min<int64_t>(8, T_ - t0);
-        alignas(32) float o[4][8][4]; // [row][tile][column]
-#ifdef KC_HAVE_VEC8
-        // Lanes past the last tile read M's padding (or the next plane)
-        // and are never copied out.
-        __m256 t[4][6];
-        for (int j = 0; j < 6; ++j)
-          outputRow([&](int k) { return _mm256_loadu_ps(m + (k * 6 + j) * mStride_ + t0); },
-                    [&](int k, __m256 r) { t[k][j] = r; });
-        for (int i = 0; i < 4; ++i) {
-          __m256 r[4];
-          outputRow([&](int k) { return t[i][k]; }, [&](int k, __m256 v) { r[k] = v; });
-          storeTransposed(r, &o[i][0][0]);
-        }
-#else
-        for (int64_t l = 0; l < n; ++l) {
-          float tt[4][6];
-          for (int j = 0; j < 6; ++j)
-            outputRow([&](int k) { return m[(k * 6 + j) * mStride_ + t0 + l]; },
-                      [&](int k, float r) { tt[k][j] = r; });
-          for (int i = 0; i < 4; ++i)
-            outputRow([&](int k) { return tt[i][k]; }, [&](int k, float r) { o[i][l][k] = r; });
-        }
-#endif
-        for (int64_t l = 0; l < n; ++l) {
-          int64_t oh0 = 4 * ((t0 + l) / TW_), ow0 = 4 * ((t0 + l) % TW_);
-          int64_t rows = std::min<int64_t>(4, OH_ - oh0), cols = std::min<int64_t>(4, OW_ - ow0);
-          for (int64_t i = 0; i < rows; ++i) {
-#ifdef KC_HAVE_VEC8
-            if (cols == 4) {
-              _mm_storeu_ps(plane + (oh0 + i) * OW_ + ow0, _mm_load_ps(o[i][l]));
-              continue;
-            }
-#endif
-            std::copy(o[i][l], o[i][l] + cols, plane + (oh0 + i) * OW_ + ow0);
-          }
-        }
-      }
-      // Bias and activation over the whole plane (vectorized) while it is
-      // in cache.
+      uks.winogradOutput(M + oc * T_, mStride_, TW_, T_, plane, OH_, OW_);
       biasActivationRow(plane, OH_ * OW_, bias ? bias[oc] : 0.f, act_, slope_);
     });
   }

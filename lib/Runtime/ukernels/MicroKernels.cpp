@@ -1,0 +1,116 @@
+//===- MicroKernels.cpp - Choosing the micro-kernel table -----------------===//
+//
+// The one place that asks the CPU which instruction sets it has. The
+// per-ISA tables that exist in this build are named by KC_UK_HAVE_AVX2 and
+// KC_UK_HAVE_AVX512 (CMakeLists.txt).
+//
+//===----------------------------------------------------------------------===//
+#include "MicroKernels.h"
+#include "kc/Runtime/KernelIsa.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+
+namespace kc::uk {
+namespace scalar {
+const MicroKernels &table();
+}
+#ifdef KC_UK_HAVE_AVX2
+namespace avx2 {
+const MicroKernels &table();
+}
+#endif
+#ifdef KC_UK_HAVE_AVX512
+namespace avx512 {
+const MicroKernels &table();
+}
+#endif
+
+namespace {
+
+enum class Isa { Scalar, Avx2, Avx512 };
+
+/// The widest set the CPU and the OS support (__builtin_cpu_supports also
+/// checks that the OS saves the registers).
+Isa widestSupported() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+    return Isa::Avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return Isa::Avx2;
+#endif
+  return Isa::Scalar;
+}
+
+/// The table of `isa` if built and supported, else null.
+const MicroKernels *tableOf(Isa isa) {
+  if (isa > widestSupported())
+    return nullptr;
+  switch (isa) {
+  case Isa::Scalar: return &scalar::table();
+  case Isa::Avx2:
+#ifdef KC_UK_HAVE_AVX2
+    return &avx2::table();
+#else
+    return nullptr;
+#endif
+  case Isa::Avx512:
+#ifdef KC_UK_HAVE_AVX512
+    return &avx512::table();
+#else
+    return nullptr;
+#endif
+  }
+  return nullptr;
+}
+
+bool parseIsa(const char *name, Isa &isa) {
+  if (!name)
+    return false;
+  if (std::strcmp(name, "scalar") == 0)
+    isa = Isa::Scalar;
+  else if (std::strcmp(name, "avx2") == 0)
+    isa = Isa::Avx2;
+  else if (std::strcmp(name, "avx512") == 0)
+    isa = Isa::Avx512;
+  else
+    return false;
+  return true;
+}
+
+const MicroKernels &choose() {
+  Isa wanted;
+  if (parseIsa(std::getenv("KC_ISA"), wanted))
+    if (const MicroKernels *t = tableOf(wanted))
+      return *t;
+  for (Isa isa : {Isa::Avx512, Isa::Avx2})
+    if (const MicroKernels *t = tableOf(isa))
+      return *t;
+  return scalar::table();
+}
+
+} // namespace
+
+const MicroKernels &microKernels() {
+  static const MicroKernels &t = choose();
+  return t;
+}
+
+const MicroKernels *microKernelsFor(const char *isa) {
+  Isa i;
+  return parseIsa(isa, i) ? tableOf(i) : nullptr;
+}
+
+const float *zeroRow() {
+  alignas(64) static const float zeros[kDepthwiseMaxWidth + 64 + 32] = {};
+  return zeros + 32;
+}
+
+} // namespace kc::uk
+
+namespace kc::rt {
+const char *kernelIsa() { return uk::microKernels().isa; }
+} // namespace kc::rt
