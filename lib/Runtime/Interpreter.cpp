@@ -283,7 +283,11 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
       if (st && uses[src] == 1 && !mainOutputs.count(src)) {
         Step &producer = steps[*st];
         auto *fk = dynamic_cast<FusableKernel *>(producer.kernel.get());
-        if (fk && producer.outputs.size() == 1 && fk->absorb(*kernel)) {
+        std::unique_ptr<OpKernel> both;
+        if (fk && producer.outputs.size() == 1)
+          both = fk->absorb(**kernel);
+        if (both) {
+          producer.kernel = std::move(both);
           producer.op += "+" + step.op;
           producer.outputs = outs;
           stepOf[n] = *st;

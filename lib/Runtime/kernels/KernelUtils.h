@@ -15,19 +15,6 @@
 
 namespace kc::rt {
 
-/// Makes `planes` hold one zero-filled scratch plane of `floats` floats
-/// per thread (allocated and zeroed on the first run only) and returns the
-/// distance between planes: whole cache lines plus a gap of 16 floats, so
-/// that two threads never write one line (a 9x9 plane is shorter than one)
-/// and vector reads a little past a plane's end stay inside its region.
-inline int64_t threadPlanes(std::vector<float> &planes, int64_t floats) {
-  int64_t region = (floats + 15) / 16 * 16 + 16;
-  size_t need = size_t(omp_get_max_threads()) * size_t(region);
-  if (planes.size() < need)
-    planes.assign(need, 0.f);
-  return region;
-}
-
 /// The data arguments of a call (weights excluded), in order.
 inline std::vector<const ExprNode *> dataArgs(const CallNode &c) {
   std::vector<const ExprNode *> r;
@@ -131,10 +118,10 @@ public:
     act_ = a;
     slope_ = slope;
   }
-  /// Takes over `next`, the kernel of this one's only reader, where the two
-  /// run better as one; then `next` is emptied, and this kernel reads its
-  /// own inputs and writes what `next` would have.
-  virtual bool absorb(std::unique_ptr<OpKernel> &next) { return false; }
+  /// Offered `next`, the kernel of this one's only reader: a kernel doing
+  /// the work of both (reading this one's inputs, writing what `next`
+  /// would have) where the two run better as one, else null.
+  virtual std::unique_ptr<OpKernel> absorb(OpKernel &next) { return nullptr; }
 
 protected:
   Act act_ = Act::None;

@@ -23,8 +23,15 @@ public:
       : rows_(rows), in_(in), out_(out), w_(std::move(w)), b_(std::move(b)),
         mapped_(std::move(mapped)) {}
 
+  /// The rows of x as strips of B, for the panel kernel.
+  size_t workspaceBytes() const override {
+    return rows_ > kGemvRows && rows_ <= kPackedRowsMax
+               ? packedColumnsScratch(in_, rows_) * sizeof(float)
+               : 0;
+  }
+
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &ctx) override {
     float *y = out[0]->data<float>();
     const float *x = in[0]->data<float>();
     if (rows_ <= kGemvRows) {
@@ -32,7 +39,8 @@ public:
     } else if (rows_ <= kPackedRowsMax) {
       if (!packed_.defined())
         packWeight();
-      gemmPackedRows(packed_.data<float>(), out_, in_, x, in_, rows_, y, out_);
+      gemmPackedRows(packed_.data<float>(), out_, in_, x, in_, rows_, y, out_,
+                     static_cast<float *>(ctx.workspace));
     } else {
       sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w_.data<float>(), in_, 0.f, y, out_);
     }

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cstring>
 #include <omp.h>
-#include <vector>
 
 namespace kc::rt {
 namespace {
@@ -43,14 +42,10 @@ constexpr int64_t kParallelWork = int64_t(1) << 18;
 /// C is M × N (ldc) or, with RowsOut, N × M.
 template <bool RowsOut>
 void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, ColumnStripFn fill,
-                      float *C, int64_t ldc) {
+                      float *C, int64_t ldc, float *packed, int maxThreads) {
   // Each strip is K groups of 6 floats (zeros past N), so the kernel reads
   // B as one contiguous stream with leading dimension 6.
   int64_t strips = (N + kCols - 1) / kCols;
-  thread_local std::vector<float> buffer; // grows once, then reused
-  if (buffer.size() < size_t(strips * K * kCols))
-    buffer.resize(size_t(strips * K * kCols));
-  float *packed = buffer.data();
   // Row groups of one panel, or two for the AVX-512 kernel.
   int64_t groupRows = kPanelRows * panelsPerStep();
   int64_t groups = (M + groupRows - 1) / groupRows;
@@ -74,7 +69,7 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
     else
       uks.gemmPanel[RowsOut][false](a, K, B, n0, n1, c, ldc, rows, {});
   };
-  parallelRegion(M * K * N >= kParallelWork, [&] {
+  parallelRegion(M * K * N >= kParallelWork, maxThreads, [&] {
     int threads = omp_get_num_threads(), t = omp_get_thread_num();
     // With more columns than rows, each thread fills the strips it then
     // multiplies by every group: B stays in the thread's own cache, and
@@ -144,12 +139,13 @@ void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out) {
 }
 
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
-                          ColumnStripFn fill, float *C, int64_t ldc) {
-  gemmPackedStrips<false>(packedA, M, K, N, fill, C, ldc);
+                          ColumnStripFn fill, float *C, int64_t ldc, float *scratch,
+                          int maxThreads) {
+  gemmPackedStrips<false>(packedA, M, K, N, fill, C, ldc, scratch, maxThreads);
 }
 
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
-                          int64_t N, float *C, int64_t ldc) {
+                          int64_t N, float *C, int64_t ldc, float *scratch) {
   // A strip's row k is 6 consecutive floats of B's row k; only the last
   // strip may be short. (A test per float kept the copy scalar: 3.5 % of
   // mobilenet_v2's samples. A copy_n of the 6 became a memcpy call per
@@ -166,11 +162,11 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const floa
       std::fill(o + k * kCols + cols, o + (k + 1) * kCols, 0.f);
     }
   };
-  gemmPackedFewColumns(packedA, M, K, N, copy, C, ldc);
+  gemmPackedFewColumns(packedA, M, K, N, copy, C, ldc, scratch);
 }
 
 void gemmPackedRows(const float *packedA, int64_t M, int64_t K, const float *X, int64_t ldx,
-                    int64_t rows, float *Y, int64_t ldy) {
+                    int64_t rows, float *Y, int64_t ldy, float *scratch) {
   // Rows of X become the columns of strips; columns past the last row are
   // zero.
   auto transpose = [&](int64_t n0, int64_t n, float *o) {
@@ -185,7 +181,7 @@ void gemmPackedRows(const float *packedA, int64_t M, int64_t K, const float *X, 
       }
     }
   };
-  gemmPackedStrips<true>(packedA, M, K, rows, transpose, Y, ldy);
+  gemmPackedStrips<true>(packedA, M, K, rows, transpose, Y, ldy, scratch, 0);
 }
 
 } // namespace kc::rt

@@ -9,6 +9,7 @@
 #include "KernelUtils.h"
 #include "../ukernels/MicroKernels.h"
 
+#include <omp.h>
 #include <vector>
 
 namespace kc::rt {
@@ -21,14 +22,21 @@ struct PoolGeometry {
 class PoolKernel final : public OpKernel {
 public:
   PoolKernel(PoolGeometry g, bool isMax, bool includePad, int64_t divisor)
-      : g_(g), max_(isMax), includePad_(includePad), divisor_(divisor) {}
+      : g_(g), max_(isMax), includePad_(includePad), divisor_(divisor),
+        threads_(omp_get_max_threads()) {}
+
+  /// Max pooling's row buffer, one per thread.
+  size_t workspaceBytes() const override {
+    return max_ ? size_t(threads_) * size_t(perThreadFloats(rowLength())) * sizeof(float) : 0;
+  }
+
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &ctx) override {
     const PoolGeometry &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     if (max_)
-      return runMax(x, y);
+      return runMax(x, y, static_cast<float *>(ctx.workspace));
     parallelFor(g.planes, g.planes * g.OH * g.OW > 16384, [&](int64_t p) {
       const float *src = x + p * g.H * g.W;
       float *dst = y + p * g.OH * g.OW;
@@ -57,16 +65,11 @@ private:
   /// outputs per step. resnet18's 3x3 stride-2 pool took 1.0 ms at one
   /// thread with a pass per tap over strided columns. NaN propagates as in
   /// PyTorch.
-  void runMax(const float *x, float *y) const {
+  void runMax(const float *x, float *y, float *buffers) const {
     const PoolGeometry &g = g_;
-    // Buffer index of input column iw is iw + PW; the strided pass reads up
-    // to 18 floats from its last output's window start.
-    int64_t length = std::max(g.W + g.PW, (g.OW + 8) * g.SW + g.KW * g.DW) + 32;
-    parallelRegion(g.planes * g.OH * g.OW * g.KH * g.KW > 65536, [&] {
-      thread_local std::vector<float> buffer; // grows once, then reused
-      if (buffer.size() < size_t(length))
-        buffer.resize(size_t(length));
-      float *t = buffer.data();
+    const int64_t length = rowLength();
+    parallelRegion(g.planes * g.OH * g.OW * g.KH * g.KW > 65536, threads_, [&] {
+      float *t = buffers + omp_get_thread_num() * perThreadFloats(length);
       std::fill(t, t + length, -INFINITY);
 #pragma omp for
       for (int64_t p = 0; p < g.planes; ++p) {
@@ -94,6 +97,12 @@ private:
     });
   }
 
+  /// Floats of max pooling's row buffer: input column iw is at iw + PW; the
+  /// strided pass reads up to 18 floats from its last output's window start.
+  int64_t rowLength() const {
+    return std::max(g_.W + g_.PW, (g_.OW + 8) * g_.SW + g_.KW * g_.DW) + 32;
+  }
+
   /// max(m, v), NaN if either is.
   static float maxNaN(float m, float v) { return (v > m || v != v) ? v : m; }
 
@@ -117,6 +126,7 @@ private:
   PoolGeometry g_;
   bool max_, includePad_;
   int64_t divisor_;
+  int threads_; ///< threads the workspace holds row buffers for
 };
 
 template <bool IsMax>

@@ -12,10 +12,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 
-#include <map>
 #include <omp.h>
-#include <tuple>
-#include <vector>
 
 namespace kc::rt {
 namespace {
@@ -29,13 +26,6 @@ void packStrips(const float *A, int64_t lda, int64_t M, int64_t K, float *out) {
 }
 
 namespace {
-/// How gemmStripsT shares its work out: items are (group of strips, block
-/// of columns) pairs, group-major, and thread t takes items [first[t],
-/// first[t + 1]).
-struct StripSchedule {
-  int64_t perGroup = 0; ///< strips per group
-  llvm::SmallVector<int64_t, 17> first;
-};
 
 /// Picks the number of strip groups, and each thread's items, whose busiest
 /// thread has the least to do. A 14x14 output is four blocks of columns
@@ -84,74 +74,63 @@ StripSchedule scheduleStrips(int64_t M, int64_t N, int threads) {
   return best;
 }
 
-/// scheduleStrips(M, N, threads), computed once per shape and thread
-/// count (a model has a few dozen) and then looked up: recomputed on every
-/// call it took 0.3 % of yolo_small's time. Entries are never removed, so
-/// references stay valid.
-const StripSchedule &cachedSchedule(int64_t M, int64_t N, int threads) {
-  thread_local std::map<std::tuple<int64_t, int64_t, int>, StripSchedule> plans;
-  auto key = std::make_tuple(M, N, threads);
-  auto it = plans.find(key);
-  if (it == plans.end())
-    it = plans.emplace(key, scheduleStrips(M, N, threads)).first;
-  return it->second;
-}
-
-void gemmStripsT(uk::GemmStripFn kernel, const float *packedA, int64_t M, int64_t K, int64_t N,
-                 StripBlockFn fill, float *C, int64_t ldc, const float *bias, float slope,
-                 bool parallel) {
-  int64_t blocks = (N + kStripBlockCols - 1) / kStripBlockCols;
-  int64_t strips = (M + kStripRows - 1) / kStripRows;
-  int threads = parallel && !omp_in_parallel() ? omp_get_max_threads() : 1;
-  const StripSchedule &plan = cachedSchedule(M, N, threads);
-  auto work = [&, K, N, M, blocks, strips, threads, ldc, slope] {
-    // One block of B per thread, grown once and then reused. Columns past
-    // a short block's end hold stale values; their products are computed
-    // and never stored.
-    thread_local std::vector<float> buffer;
-    if (buffer.size() < size_t(K * kStripBlockLd + 16))
-      buffer.resize(size_t(K * kStripBlockLd + 16));
-    // Rows start on cache lines, so a tile's row of 16 floats is one line.
-    float *block = buffer.data() + (16 - reinterpret_cast<uintptr_t>(buffer.data()) / 4 % 16) % 16;
-    // A team smaller than asked for takes the missing threads' shares too.
-    // Serial, this thread does all (it may be one of an outer team's).
-    int self = threads > 1 ? omp_get_thread_num() : 0;
-    int team = threads > 1 ? omp_get_num_threads() : 1;
-    for (int t = self; t < threads; t += team)
-      for (int64_t item = plan.first[t]; item < plan.first[t + 1]; ++item) {
-        int64_t s0 = item / blocks * plan.perGroup, blk = item % blocks;
-        int64_t n0 = blk * kStripBlockCols, cols = std::min(kStripBlockCols, N - n0);
-        fill(n0, cols, block);
-        for (int64_t s = s0; s < std::min(strips, s0 + plan.perGroup); ++s) {
-          int64_t m0 = s * kStripRows, rows = std::min(kStripRows, M - m0);
-          kernel(packedA + m0 * K, block, kStripBlockLd, K, bias ? bias + m0 : nullptr, slope,
-                 C + m0 * ldc + n0, ldc, rows, cols);
-        }
-      }
-  };
-  if (threads > 1) {
-#pragma omp parallel num_threads(threads)
-    work();
-  } else {
-    work();
-  }
-}
 } // namespace
 
+StripSchedules::StripSchedules(int64_t M, int64_t N, int maxThreads) {
+  for (int t = 1; t <= maxThreads; ++t)
+    byThreads_.push_back(scheduleStrips(M, N, t));
+}
+
 void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlockFn fill, float *C,
-                int64_t ldc, const float *bias, Act act, float slope, bool parallel) {
-  gemmStripsT(uk::microKernels().gemmStrip[int(act)], packedA, M, K, N, fill, C, ldc, bias, slope,
-              parallel);
+                int64_t ldc, const float *bias, Act act, float slope,
+                const StripSchedules *schedules, float *scratch) {
+  const uk::GemmStripFn kernel = uk::microKernels().gemmStrip[int(act)];
+  const int64_t blocks = (N + kStripBlockCols - 1) / kStripBlockCols;
+  const int64_t strips = (M + kStripRows - 1) / kStripRows;
+  const int threads = schedules ? teamSize(true, schedules->maxThreads()) : 1;
+  const int64_t blockFloats = perThreadFloats(K * kStripBlockLd);
+  // Items [first, last) of thread `self`, strip groups of perGroup strips:
+  // on one thread all of them, each block of B filled once.
+  auto work = [&, K, N, M, blocks, strips, ldc, slope](int self, int64_t perGroup, int64_t first,
+                                                       int64_t last) {
+    // This thread's block of B; rows start on cache lines, so a tile's row
+    // of 16 floats is one line. Columns past a short block's end hold
+    // stale values; their products are computed and never stored.
+    float *block = scratch + self * blockFloats;
+    for (int64_t item = first; item < last; ++item) {
+      int64_t s0 = item / blocks * perGroup, blk = item % blocks;
+      int64_t n0 = blk * kStripBlockCols, cols = std::min(kStripBlockCols, N - n0);
+      fill(n0, cols, block);
+      for (int64_t s = s0; s < std::min(strips, s0 + perGroup); ++s) {
+        int64_t m0 = s * kStripRows, rows = std::min(kStripRows, M - m0);
+        kernel(packedA + m0 * K, block, kStripBlockLd, K, bias ? bias + m0 : nullptr, slope,
+               C + m0 * ldc + n0, ldc, rows, cols);
+      }
+    }
+  };
+  if (threads <= 1) {
+    work(0, strips, 0, blocks);
+    return;
+  }
+  const StripSchedule &plan = schedules->forThreads(threads);
+#pragma omp parallel num_threads(threads)
+  {
+    // A team smaller than asked for takes the missing threads' shares too.
+    int self = omp_get_thread_num(), team = omp_get_num_threads();
+    for (int t = self; t < threads; t += team)
+      work(self, plan.perGroup, plan.first[t], plan.first[t + 1]);
+  }
 }
 
 void gemmStrips(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb, int64_t N,
-                float *C, int64_t ldc, const float *bias, Act act, float slope, bool parallel) {
+                float *C, int64_t ldc, const float *bias, Act act, float slope,
+                const StripSchedules *schedules, float *scratch) {
   // Rows of at most 64 floats, copied by inline vector moves: through
   // memcpy, the calls cost 8 % of mobilenet_v2's time.
   auto copy = [&](int64_t n0, int64_t cols, float *block) {
     copyRows(block, kStripBlockLd, B + n0, ldb, K, cols);
   };
-  gemmStrips(packedA, M, K, N, copy, C, ldc, bias, act, slope, parallel);
+  gemmStrips(packedA, M, K, N, copy, C, ldc, bias, act, slope, schedules, scratch);
 }
 
 } // namespace kc::rt

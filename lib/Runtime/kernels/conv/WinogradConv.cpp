@@ -1,4 +1,4 @@
-//===- Winograd.cpp - 3x3 stride-1 convolution by Winograd F(4x4, 3x3) ----===//
+//===- WinogradConv.cpp - 3x3 stride-1 convolution by Winograd F(4x4, 3x3) ===//
 //
 // Lavin & Gray's minimal filtering: each 6x6 input tile d and 3x3 filter g
 // give a 4x4 output tile Y = Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A. Batched over tiles and
@@ -13,10 +13,10 @@
 // copy of each plane.
 //
 //===----------------------------------------------------------------------===//
-#include "Winograd.h"
-#include "PackedGemm.h"
-#include "VecMath.h"
-#include "../ukernels/MicroKernels.h"
+#include "ConvAlgorithms.h"
+#include "../PackedGemm.h"
+#include "../VecMath.h"
+#include "../../ukernels/MicroKernels.h"
 
 #include <algorithm>
 #include <cstring>
@@ -36,20 +36,23 @@ constexpr float kG[6][3] = {{1.f / 4, 0, 0},
 
 class Winograd43Kernel final : public FusableKernel {
 public:
-  /// `weight` is (OC, C, 3, 3), possibly a view of the mapped .bin whose
-  /// bytes `mapped` holds: both are let go once the filters are transformed.
-  Winograd43Kernel(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OC, int64_t OH, int64_t OW,
-                   int64_t PH, int64_t PW, Tensor weight, Tensor bias, TensorDataPtr mapped)
-      : N_(N), C_(C), H_(H), W_(W), OC_(OC), OH_(OH), OW_(OW), PH_(PH), PW_(PW),
-        weight_(std::move(weight)), b_(std::move(bias)), mapped_(std::move(mapped)) {
-    TH_ = (OH + 3) / 4, TW_ = (OW + 3) / 4, T_ = TH_ * TW_;
+  /// The weight is (OC, C, 3, 3), possibly a view of the mapped .bin: both
+  /// are let go once the filters are transformed.
+  Winograd43Kernel(const ConvGeometry &g, ConvWeights w)
+      : N_(g.N), C_(g.C), H_(g.H), W_(g.W), OC_(g.OC), OH_(g.OH), OW_(g.OW), PH_(g.PH),
+        PW_(g.PW), weight_(std::move(w.w)), b_(std::move(w.b)), mapped_(std::move(w.mapped)),
+        threads_(omp_get_max_threads()) {
+    TH_ = (OH_ + 3) / 4, TW_ = (OW_ + 3) / 4, T_ = TH_ * TW_;
     // The 36 planes a tile touches are one padded cache line apart so they
     // do not all map to the same cache set when C·T is a power of two.
-    vStride_ = C * T_ + 16, mStride_ = OC * T_ + 16;
+    vStride_ = C_ * T_ + 16, mStride_ = OC_ * T_ + 16;
   }
 
+  /// V and M, then a zero-bordered input plane per thread (8 floats are
+  /// read per tile row of 6: a gap of 16 past the plane's end).
   size_t workspaceBytes() const override {
-    return size_t(36 * (vStride_ + mStride_)) * sizeof(float);
+    return size_t(perThreadFloats(36 * (vStride_ + mStride_)) + threads_ * planeFloats()) *
+           sizeof(float);
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
@@ -58,11 +61,12 @@ public:
       transformFilters();
     float *V = static_cast<float *>(ctx.workspace); // [36][C][T], planes vStride_ apart
     float *M = V + 36 * vStride_;                    // [36][OC][T], planes mStride_ apart
+    float *planes = V + perThreadFloats(36 * (vStride_ + mStride_));
     const float *bias = b_.numel() ? b_.data<float>() : nullptr;
     for (int64_t n = 0; n < N_; ++n) {
       const float *x = in[0]->data<float>() + n * C_ * H_ * W_;
       float *y = out[0]->data<float>() + n * OC_ * OH_ * OW_;
-      inputTransform(x, V);
+      inputTransform(x, V, planes);
       // 36 GEMMs, one per tile position, by panels of 16 output channels
       // spread over the threads. Each thread runs its items in order, and
       // the next item's panel follows this one's in U_, so each fetches
@@ -126,20 +130,23 @@ private:
   /// tiles (consecutive in t, possibly across tile rows) at a time, one per
   /// lane. Without the copy, tiles at the edges ran scalar, and planes of
   /// fewer than 8 tiles across (28x28 and 14x14) ran scalar throughout.
-  void inputTransform(const float *x, float *V) {
-    int64_t PHt = 4 * TH_ + 2, PWt = 4 * TW_ + 2;
-    // 8 floats are read per tile row of 6: slack past the plane's end.
-    int64_t region = threadPlanes(padded_, PHt * PWt);
+  void inputTransform(const float *x, float *V, float *planes) {
+    const int64_t PWt = 4 * TW_ + 2, region = planeFloats();
     const uk::MicroKernels &uks = uk::microKernels();
-    parallelFor(C_, true, [&](int64_t c) {
-      float *pad = padded_.data() + size_t(omp_get_thread_num()) * region;
-      const float *plane = x + c * H_ * W_;
-      // Rows and columns past the input stay zero from the first fill:
-      // only the input's own window is ever written.
-      copyRows(pad + PH_ * PWt + PW_, PWt, plane, W_, H_, W_);
-      uks.winogradInput(pad, PWt, TW_, T_, V + c * T_, vStride_);
-    });
+    // Rows and columns past the input stay zero: only the input's own
+    // window is ever written.
+    std::memset(planes, 0, size_t(threads_ * region) * sizeof(float));
+    parallelFor(
+        C_, true,
+        [&](int64_t c) {
+          float *pad = planes + omp_get_thread_num() * region;
+          copyRows(pad + PH_ * PWt + PW_, PWt, x + c * H_ * W_, W_, H_, W_);
+          uks.winogradInput(pad, PWt, TW_, T_, V + c * T_, vStride_);
+        },
+        threads_);
   }
+
+  int64_t planeFloats() const { return perThreadFloats((4 * TH_ + 2) * (4 * TW_ + 2) + 16); }
 
   /// y[oc] = act(Aᵀ m A + bias) for every tile (f32_winograd43_output), then
   /// bias and activation over the whole plane while it is in cache.
@@ -157,16 +164,13 @@ private:
   size_t uSize_ = 0; ///< floats per packed U_p
   Tensor weight_, U_, b_;
   TensorDataPtr mapped_;
-  std::vector<float> padded_; ///< per-thread zero-bordered input planes
+  int threads_; ///< threads the workspace holds planes for
 };
 
 } // namespace
 
-std::unique_ptr<OpKernel> makeWinograd43(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OC,
-                                         int64_t OH, int64_t OW, int64_t PH, int64_t PW,
-                                         Tensor weight, Tensor bias, TensorDataPtr mapped) {
-  return std::make_unique<Winograd43Kernel>(N, C, H, W, OC, OH, OW, PH, PW, std::move(weight),
-                                            std::move(bias), std::move(mapped));
+std::unique_ptr<OpKernel> makeWinogradConv(const ConvGeometry &g, ConvWeights w) {
+  return std::make_unique<Winograd43Kernel>(g, std::move(w));
 }
 
 } // namespace kc::rt
