@@ -57,27 +57,4 @@ void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, 
   });
 }
 
-Act activationOf(const CallNode &c, float *slope) {
-  const OpDef *d = c.opDef();
-  if (!d)
-    return Act::None;
-  llvm::StringRef n = d->name();
-  *slope = 0.f;
-  if (n == "nn.ReLU")
-    return Act::Relu;
-  if (n == "nn.ReLU6")
-    return Act::Relu6;
-  if (n == "nn.SiLU")
-    return Act::Silu;
-  if (n == "nn.Sigmoid")
-    return Act::Sigmoid;
-  if (n == "nn.Hardswish")
-    return Act::Hardswish;
-  if (n == "nn.LeakyReLU") {
-    *slope = float(c.attrs().getFloat("negative_slope", 0.01));
-    return Act::LeakyRelu;
-  }
-  return Act::None;
-}
-
 } // namespace kc::rt

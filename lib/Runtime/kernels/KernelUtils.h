@@ -109,26 +109,19 @@ void rowBiasActivation(float *p, int64_t n, const float *bias, Act act, float sl
 void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, Act act,
                     float slope);
 
-/// Kernels that can take a following activation into their epilogue, or
-/// the whole of the op after them.
+/// Kernels that take a following activation into their epilogue.
 class FusableKernel : public OpKernel {
 public:
-  /// Applies `a` to the output (of the last kernel absorbed, if any).
-  virtual void fuseActivation(Act a, float slope) {
-    act_ = a;
-    slope_ = slope;
+  bool fuseActivation(const Activation &a) override {
+    act_ = a.kind;
+    slope_ = a.slope;
+    return true;
   }
-  /// Offered `next`, the kernel of this one's only reader: a kernel doing
-  /// the work of both (reading this one's inputs, writing what `next`
-  /// would have) where the two run better as one, else null.
-  virtual std::unique_ptr<OpKernel> absorb(OpKernel &next) { return nullptr; }
 
 protected:
   Act act_ = Act::None;
   float slope_ = 0.f;
 };
 
-/// The activation an op applies, if it is one a producer can fuse.
-Act activationOf(const CallNode &c, float *slope);
 
 } // namespace kc::rt
