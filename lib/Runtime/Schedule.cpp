@@ -109,6 +109,7 @@ private:
   std::optional<unsigned> valueOf(const Expr &e, const llvm::Twine &user);
   llvm::Expected<std::unique_ptr<OpKernel>> bind(const CallNode &c);
   bool readByOneOnly(const ExprNode *src) const;
+  ScheduleStep *soleProducer(const CallNode &c, const ScheduleStep &step);
   bool foldActivation(const CallNode &c, ScheduleStep &step, llvm::ArrayRef<unsigned> outs);
   bool absorbReader(const CallNode &c, std::unique_ptr<OpKernel> &kernel, const ScheduleStep &step,
                     llvm::ArrayRef<unsigned> outs);
@@ -179,26 +180,33 @@ bool Scheduler::readByOneOnly(const ExprNode *src) const {
   return it != uses_.end() && it->second == 1 && !mainOutputs_.count(src);
 }
 
+/// The step computing the only data input of call c (whose step is
+/// `step`), if that input is a single output read by c alone.
+ScheduleStep *Scheduler::soleProducer(const CallNode &c, const ScheduleStep &step) {
+  if (step.inputs.size() != 1)
+    return nullptr;
+  const ExprNode *src = dataOperands(c)[0];
+  auto st = stepOf_.find(src);
+  if (st == stepOf_.end() || !readByOneOnly(src))
+    return nullptr;
+  ScheduleStep &producer = s_.steps[st->second];
+  return producer.outputs.size() == 1 ? &producer : nullptr;
+}
+
 /// An activation whose only input is a producer's single output, read by
 /// nothing else, is folded into that producer's epilogue; its value becomes
 /// an alias of the producer's.
 bool Scheduler::foldActivation(const CallNode &c, ScheduleStep &step,
                                llvm::ArrayRef<unsigned> outs) {
   std::optional<Activation> act = opts_.fuse ? fusableActivation(c) : std::nullopt;
-  if (!act || step.inputs.size() != 1)
+  ScheduleStep *producer = act ? soleProducer(c, step) : nullptr;
+  if (!producer || producer->outputs[0] != step.inputs[0] ||
+      !producer->kernel->fuseActivation(*act))
     return false;
-  const ExprNode *src = dataOperands(c)[0];
-  auto st = stepOf_.find(src);
-  if (st == stepOf_.end() || !readByOneOnly(src))
-    return false;
-  ScheduleStep &producer = s_.steps[st->second];
-  if (producer.outputs.size() != 1 || producer.outputs[0] != step.inputs[0] ||
-      !producer.kernel->fuseActivation(*act))
-    return false;
-  producer.op += "+" + step.op;
+  producer->op += "+" + step.op;
   s_.values[outs[0]].kind = ScheduleValue::Alias;
   s_.values[outs[0]].aliasOf = step.inputs[0];
-  stepOf_[&c] = st->second;
+  stepOf_[&c] = size_t(producer - s_.steps.data());
   return true;
 }
 
@@ -208,22 +216,14 @@ bool Scheduler::foldActivation(const CallNode &c, ScheduleStep &step,
 /// output, and the value between them is never stored.
 bool Scheduler::absorbReader(const CallNode &c, std::unique_ptr<OpKernel> &kernel,
                              const ScheduleStep &step, llvm::ArrayRef<unsigned> outs) {
-  if (!opts_.fuse || step.inputs.size() != 1 || outs.size() != 1)
-    return false;
-  const ExprNode *src = dataOperands(c)[0];
-  auto st = stepOf_.find(src);
-  if (st == stepOf_.end() || !readByOneOnly(src))
-    return false;
-  ScheduleStep &producer = s_.steps[st->second];
-  if (producer.outputs.size() != 1)
-    return false;
-  std::unique_ptr<OpKernel> both = producer.kernel->absorb(*kernel);
+  ScheduleStep *producer = opts_.fuse && outs.size() == 1 ? soleProducer(c, step) : nullptr;
+  std::unique_ptr<OpKernel> both = producer ? producer->kernel->absorb(*kernel) : nullptr;
   if (!both)
     return false;
-  producer.kernel = std::move(both);
-  producer.op += "+" + step.op;
-  producer.outputs.assign(outs.begin(), outs.end());
-  stepOf_[&c] = st->second;
+  producer->kernel = std::move(both);
+  producer->op += "+" + step.op;
+  producer->outputs.assign(outs.begin(), outs.end());
+  stepOf_[&c] = size_t(producer - s_.steps.data());
   return true;
 }
 

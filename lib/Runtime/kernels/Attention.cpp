@@ -7,7 +7,9 @@
 // a large head's are sgemm calls on strided head slices.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtils.h"
+#include "Blas.h"
+#include "Epilogue.h"
+#include "CallInfo.h"
 #include "PackedGemm.h"
 
 #include <cblas.h>
@@ -188,18 +190,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c, const Kerne
     return kernelError(c, "add_bias_kv/add_zero_attn are not supported");
   int64_t B = bf ? (*q)[0] : (*q)[1], L = bf ? (*q)[1] : (*q)[0];
   int64_t S = bf ? (*kv)[1] : (*kv)[0];
-  auto win = weightTensor(c, "in_proj_weight", true);
-  if (!win)
-    return win.takeError();
-  auto bin = weightTensor(c, "in_proj_bias", false);
-  if (!bin)
-    return bin.takeError();
-  auto wo = weightTensor(c, "out_proj.weight", true);
-  if (!wo)
-    return wo.takeError();
-  auto bo = weightTensor(c, "out_proj.bias", false);
-  if (!bo)
-    return bo.takeError();
+  Tensor winT, binT, woT, boT;
+  if (llvm::Error e = takeWeights(c, {{"in_proj_weight", &winT, true},
+                                      {"in_proj_bias", &binT},
+                                      {"out_proj.weight", &woT, true},
+                                      {"out_proj.bias", &boT}}))
+    return std::move(e);
+  Tensor *win = &winT, *bin = &binT, *wo = &woT, *bo = &boT;
   if (win->numel() != 3 * E * E || wo->numel() != E * E)
     return kernelError(c, "projection weights do not match embed_dim=" + llvm::Twine(E));
   auto slice = [&](int i) {

@@ -6,7 +6,9 @@
 // stores it) read transposed in place.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtils.h"
+#include "Blas.h"
+#include "Epilogue.h"
+#include "CallInfo.h"
 #include "PackedGemm.h"
 
 #include <cblas.h>
@@ -91,12 +93,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const Ke
   auto x = inputShape(c, 0);
   if (!x)
     return x.takeError();
-  auto w = weightTensor(c, "weight", true, WeightUse::ReadOnly);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
+  Tensor wT, bT;
+  if (llvm::Error e =
+          takeWeights(c, {{"weight", &wT, true, WeightUse::ReadOnly}, {"bias", &bT}}))
+    return std::move(e);
+  Tensor *w = &wT, *b = &bT;
   if (x->empty() || w->rank() != 2 || w->dim(1) != x->back())
     return kernelError(c, "input " + shapeToString(*x) + " does not match weight " +
                               shapeToString(w->shape()));

@@ -1,5 +1,6 @@
 //===- Norm.cpp - Batch, layer, group and instance normalization ----------===//
-#include "KernelUtils.h"
+#include "CallInfo.h"
+#include "Parallel.h"
 #include "../ukernels/MicroKernels.h"
 
 namespace kc::rt {
@@ -38,18 +39,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeBatchNorm(const CallNode &c,
   if (s->size() < 2)
     return kernelError(c, "expects (N, C, ...), got " + shapeToString(*s));
   int64_t C = (*s)[1];
-  auto mean = weightTensor(c, "running_mean", true);
-  if (!mean)
-    return mean.takeError();
-  auto var = weightTensor(c, "running_var", true);
-  if (!var)
-    return var.takeError();
-  auto w = weightTensor(c, "weight", false);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
+  Tensor meanT, varT, wT, bT;
+  if (llvm::Error e = takeWeights(c, {{"running_mean", &meanT, true},
+                                      {"running_var", &varT, true},
+                                      {"weight", &wT},
+                                      {"bias", &bT}}))
+    return std::move(e);
+  Tensor *mean = &meanT, *var = &varT, *w = &wT, *b = &bT;
   if (mean->numel() != C || var->numel() != C || (w->defined() && w->numel() && w->numel() != C) ||
       (b->defined() && b->numel() && b->numel() != C))
     return kernelError(c, "statistics do not have " + llvm::Twine(C) + " channels");
@@ -132,6 +128,14 @@ private:
   int64_t channels_, inner_;
 };
 
+/// The optional affine weight and bias of a normalization.
+llvm::Expected<std::pair<Tensor, Tensor>> affineWeights(const CallNode &c) {
+  std::pair<Tensor, Tensor> wb;
+  if (llvm::Error e = takeWeights(c, {{"weight", &wb.first}, {"bias", &wb.second}}))
+    return std::move(e);
+  return wb;
+}
+
 llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c,
                                                         const KernelBuildContext &) {
   auto s = inputShape(c, 0);
@@ -142,12 +146,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c,
       !std::equal(ns.begin(), ns.end(), s->end() - ns.size()))
     return kernelError(c, "normalized_shape " + shapeToString(ns) + " does not end " +
                               shapeToString(*s));
-  auto w = weightTensor(c, "weight", false);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
+  auto wb = affineWeights(c);
+  if (!wb)
+    return wb.takeError();
+  Tensor *w = &wb->first, *b = &wb->second;
   int64_t len = numElements(ns);
   return std::unique_ptr<OpKernel>(new RowNormKernel(numElements(*s) / len, len,
                                                      float(c.attrs().getFloat("eps", 1e-5)),
@@ -164,12 +166,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGroupNorm(const CallNode &c,
   if (s->size() < 2 || G <= 0 || (*s)[1] % G)
     return kernelError(c, "num_groups=" + llvm::Twine(G) + " does not divide the channels of " +
                               shapeToString(*s));
-  auto w = weightTensor(c, "weight", false);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
+  auto wb = affineWeights(c);
+  if (!wb)
+    return wb.takeError();
+  Tensor *w = &wb->first, *b = &wb->second;
   int64_t C = (*s)[1], inner = numElements(*s) / ((*s)[0] * C);
   int64_t len = C / G * inner;
   return std::unique_ptr<OpKernel>(new RowNormKernel((*s)[0] * G, len,
@@ -188,12 +188,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeInstanceNorm(const CallNode &c,
   // With running statistics PyTorch normalizes like batch norm in eval mode.
   if (c.attrs().getBool("track_running_stats", false) && c.weight("running_mean"))
     return makeBatchNorm(c, ctx);
-  auto w = weightTensor(c, "weight", false);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
+  auto wb = affineWeights(c);
+  if (!wb)
+    return wb.takeError();
+  Tensor *w = &wb->first, *b = &wb->second;
   int64_t C = (*s)[1], inner = numElements(*s) / ((*s)[0] * C);
   return std::unique_ptr<OpKernel>(new RowNormKernel((*s)[0] * C, inner,
                                                      float(c.attrs().getFloat("eps", 1e-5)),

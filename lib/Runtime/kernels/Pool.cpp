@@ -6,7 +6,8 @@
 // input, unless divisor_override is set. 1-d pools run as 2-d of height 1.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtils.h"
+#include "CallInfo.h"
+#include "Parallel.h"
 #include "../ukernels/MicroKernels.h"
 
 #include <omp.h>
@@ -130,13 +131,8 @@ private:
 };
 
 template <bool IsMax>
-llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> *in = &io.in, *out = &io.out;
   bool oneD = c.opDef()->name().find("1d") != std::string::npos;
   size_t n = oneD ? 1 : 2;
   if (in->size() < n + 1 || out->size() != in->size())
@@ -163,10 +159,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const Kern
   return std::unique_ptr<OpKernel>(
       new PoolKernel(g, IsMax, c.attrs().getBool("count_include_pad", true), divisor));
 }
-KC_REGISTER_KERNEL(maxpool1d, "nn.MaxPool1d", makePool<true>);
-KC_REGISTER_KERNEL(maxpool2d, "nn.MaxPool2d", makePool<true>);
-KC_REGISTER_KERNEL(avgpool1d, "nn.AvgPool1d", makePool<false>);
-KC_REGISTER_KERNEL(avgpool2d, "nn.AvgPool2d", makePool<false>);
+KC_REGISTER_KERNEL(maxpool1d, "nn.MaxPool1d", withShapes<makePool<true>>);
+KC_REGISTER_KERNEL(maxpool2d, "nn.MaxPool2d", withShapes<makePool<true>>);
+KC_REGISTER_KERNEL(avgpool1d, "nn.AvgPool1d", withShapes<makePool<false>>);
+KC_REGISTER_KERNEL(avgpool2d, "nn.AvgPool2d", withShapes<makePool<false>>);
 
 /// Adaptive pooling: window i spans [floor(i*in/out), ceil((i+1)*in/out)).
 class AdaptivePoolKernel final : public OpKernel {
@@ -201,14 +197,8 @@ private:
 };
 
 template <bool IsMax>
-llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c,
-                                                       const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> *in = &io.in, *out = &io.out;
   if (IsMax && c.attrs().getBool("return_indices", false))
     return kernelError(c, "return_indices=True is not supported");
   bool oneD = c.opDef()->name().find("1d") != std::string::npos;
@@ -219,10 +209,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c,
   return std::unique_ptr<OpKernel>(
       new AdaptivePoolKernel(numElements(*in) / (H * W), H, W, OH, OW, IsMax));
 }
-KC_REGISTER_KERNEL(aap1d, "nn.AdaptiveAvgPool1d", makeAdaptive<false>);
-KC_REGISTER_KERNEL(aap2d, "nn.AdaptiveAvgPool2d", makeAdaptive<false>);
-KC_REGISTER_KERNEL(amp1d, "nn.AdaptiveMaxPool1d", makeAdaptive<true>);
-KC_REGISTER_KERNEL(amp2d, "nn.AdaptiveMaxPool2d", makeAdaptive<true>);
+KC_REGISTER_KERNEL(aap1d, "nn.AdaptiveAvgPool1d", withShapes<makeAdaptive<false>>);
+KC_REGISTER_KERNEL(aap2d, "nn.AdaptiveAvgPool2d", withShapes<makeAdaptive<false>>);
+KC_REGISTER_KERNEL(amp1d, "nn.AdaptiveMaxPool1d", withShapes<makeAdaptive<true>>);
+KC_REGISTER_KERNEL(amp2d, "nn.AdaptiveMaxPool2d", withShapes<makeAdaptive<true>>);
 
 } // namespace
 } // namespace kc::rt

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "StripGemm.h"
 #include "PackedGemm.h"
-#include "VecMath.h"
+#include "Copy.h"
 
 #include "llvm/ADT/SmallVector.h"
 

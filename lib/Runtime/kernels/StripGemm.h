@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "KernelUtils.h"
+#include "Epilogue.h"
 #include "../ukernels/MicroKernels.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"

@@ -185,14 +185,7 @@ void f32_dwconv3x3_padded(const float *pad, int64_t PWt, float *dst, int64_t OH,
     for (int64_t step = 0; step < OW; step += L) {
       int64_t ow = maxOf<int64_t>(0, minOf<int64_t>(step, OW - L));
       V v = T::min(T::max(dwTaps<T, S, false, false>(rows, S * ow, w, nullptr, vb), vlo), vhi);
-      if (oh * OW + ow + L <= OH * OW) {
-        T::store(row + ow, v);
-      } else {
-        alignas(64) float lanes[L];
-        T::store(lanes, v);
-        for (int64_t i = 0; i < OW; ++i)
-          row[i] = lanes[i];
-      }
+      storeFirst<T>(row + ow, v, oh * OW + ow + L <= OH * OW, OW);
     }
     if (!e.clampOnly)
       biasActInPlace<T>(row, OW, e.act, e.slope);

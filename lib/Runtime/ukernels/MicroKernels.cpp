@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <utility>
 
 namespace kc::uk {
 namespace scalar {
@@ -45,40 +46,33 @@ Isa widestSupported() {
   return Isa::Scalar;
 }
 
+/// The tables built, by Isa.
+const MicroKernels *builtTable(Isa isa) {
+#ifdef KC_UK_HAVE_AVX2
+  if (isa == Isa::Avx2)
+    return &avx2::table();
+#endif
+#ifdef KC_UK_HAVE_AVX512
+  if (isa == Isa::Avx512)
+    return &avx512::table();
+#endif
+  return isa == Isa::Scalar ? &scalar::table() : nullptr;
+}
+
 /// The table of `isa` if built and supported, else null.
 const MicroKernels *tableOf(Isa isa) {
-  if (isa > widestSupported())
-    return nullptr;
-  switch (isa) {
-  case Isa::Scalar: return &scalar::table();
-  case Isa::Avx2:
-#ifdef KC_UK_HAVE_AVX2
-    return &avx2::table();
-#else
-    return nullptr;
-#endif
-  case Isa::Avx512:
-#ifdef KC_UK_HAVE_AVX512
-    return &avx512::table();
-#else
-    return nullptr;
-#endif
-  }
-  return nullptr;
+  return isa > widestSupported() ? nullptr : builtTable(isa);
 }
 
 bool parseIsa(const char *name, Isa &isa) {
-  if (!name)
-    return false;
-  if (std::strcmp(name, "scalar") == 0)
-    isa = Isa::Scalar;
-  else if (std::strcmp(name, "avx2") == 0)
-    isa = Isa::Avx2;
-  else if (std::strcmp(name, "avx512") == 0)
-    isa = Isa::Avx512;
-  else
-    return false;
-  return true;
+  const std::pair<const char *, Isa> names[] = {
+      {"scalar", Isa::Scalar}, {"avx2", Isa::Avx2}, {"avx512", Isa::Avx512}};
+  for (auto [n, i] : names)
+    if (name && std::strcmp(name, n) == 0) {
+      isa = i;
+      return true;
+    }
+  return false;
 }
 
 const MicroKernels &choose() {

@@ -19,14 +19,7 @@ template <class T> void f32_maxpool_row_s2(const float *t, float *row, int64_t O
     V m = T::maxNaN(T::evenLanes(a, c), T::oddLanes(a, c));
     if (kw == 3)
       m = T::maxNaN(m, T::evenLanes(T::load(q + 2), T::load(q + L + 2)));
-    if (OW >= L) {
-      T::store(row + ow, m);
-    } else {
-      alignas(64) float lanes[L];
-      T::store(lanes, m);
-      for (int64_t i = 0; i < OW; ++i)
-        row[i] = lanes[i];
-    }
+    storeFirst<T>(row + ow, m, OW >= L, OW);
   }
 }
 

@@ -48,3 +48,15 @@ template <class T> MicroKernels buildTable(const char *isa) {
 }
 
 } // namespace kc::uk::KC_UK_ISA
+
+#define KC_UK_UNPAREN(...) __VA_ARGS__
+
+/// Defines kc::uk::KC_UK_ISA::table(): the table of traits TRAITS (in
+/// parentheses if it holds a comma), built once.
+#define KC_UK_DEFINE_TABLE(TRAITS)                                                                 \
+  namespace kc::uk::KC_UK_ISA {                                                                    \
+  const MicroKernels &table() {                                                                    \
+    static const MicroKernels t = buildTable<KC_UK_UNPAREN TRAITS>(KC_UK_ISA_NAME);                              \
+    return t;                                                                                      \
+  }                                                                                                \
+  }

@@ -43,6 +43,19 @@ template <int Max, class F> KC_UK_INLINE void withWidth(int64_t n, F &&f) {
   });
 }
 
+/// Stores vector v at p whole, or else only its first n lanes through a
+/// buffer (masked stores are slow on some cores). T: the vector traits.
+template <class T, class V> KC_UK_INLINE void storeFirst(float *p, V v, bool whole, int64_t n) {
+  if (whole) {
+    T::store(p, v);
+    return;
+  }
+  alignas(64) float lanes[T::kLanes];
+  T::store(lanes, v);
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = lanes[i];
+}
+
 template <class T> KC_UK_INLINE T minOf(T a, T b) { return b < a ? b : a; }
 template <class T> KC_UK_INLINE T maxOf(T a, T b) { return a < b ? b : a; }
 

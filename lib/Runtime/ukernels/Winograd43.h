@@ -64,15 +64,7 @@ void f32_winograd43_input(const float *pad, int64_t PWt, int64_t TW, int64_t til
       winogradInputRow([&](int k) { return d[k][j]; }, [&](int k, V r) { t[k][j] = r; });
     for (int i = 0; i < 6; ++i)
       winogradInputRow([&](int k) { return t[i][k]; }, [&](int k, V r) {
-        float *dst = v + (i * 6 + k) * vStride + t0;
-        if (n == 8) {
-          T::store(dst, r);
-        } else {
-          alignas(64) float lanes[8];
-          T::store(lanes, r);
-          for (int64_t l = 0; l < n; ++l)
-            dst[l] = lanes[l];
-        }
+        storeFirst<T>(v + (i * 6 + k) * vStride + t0, r, n == 8, n);
       });
   }
 }

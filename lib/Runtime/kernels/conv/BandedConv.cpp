@@ -17,38 +17,36 @@
 namespace kc::rt {
 namespace {
 
-class BandedConvKernel final : public FusableKernel {
+class BandedConvKernel final : public ConvKernel {
 public:
   BandedConvKernel(const ConvGeometry &pointwise, ConvWeights w, Activation act,
                    DepthwiseParts dw, const BandPlan &plan, int threads)
-      : p_(pointwise), w_(std::move(w)), pointwiseAct_(act), dw_(std::move(dw)), plan_(plan),
-        threads_(threads) {}
+      : ConvKernel(pointwise, std::move(w)), p_(g_), pointwiseAct_(act), dw_(std::move(dw)),
+        plan_(plan) {
+    threads_ = threads;
+  }
 
   /// Each thread's band of expanded rows and its block of B.
   size_t workspaceBytes() const override {
     return size_t(threads_) * size_t(perThread()) * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+  void runConv(const float *x, float *y, float *ws) override {
     if (!packed_.defined())
       packed_ = packConvWeights(w_, p_, true);
     const ConvGeometry &d = dw_.g;
-    const float *x = in[0]->data<float>();
-    float *y = out[0]->data<float>();
     const float *bias = w_.bias(), *dwBias = dw_.w.bias();
     const int64_t M = p_.OC, K = p_.K(), HW = p_.outputs(), OHW = d.outputs(), S = d.SH;
     const int64_t bands = (d.OH + plan_.rows - 1) / plan_.rows;
     const uk::MicroKernels &uks = uk::microKernels();
     const uk::DepthwiseEpilogue e = depthwiseEpilogue(act_, slope_);
-    float *ws = static_cast<float *>(ctx.workspace);
     // At most the threads the workspace holds buffers for.
-    const int threads = teamSize(true, threads_);
+    const int team = teamSize(true, threads_);
     for (int64_t n = 0; n < p_.N; ++n) {
       const float *xn = x + n * p_.C * HW;
       float *yn = y + n * M * OHW;
       auto runBand = [&](int64_t b) {
-        float *band = ws + (threads > 1 ? omp_get_thread_num() : 0) * perThread();
+        float *band = ws + (team > 1 ? omp_get_thread_num() : 0) * perThread();
         float *block = band + perThreadFloats(plan_.floats);
         int64_t oh0 = b * plan_.rows, oh1 = std::min(d.OH, oh0 + plan_.rows);
         int64_t ih0 = std::max<int64_t>(0, oh0 * S - d.PH);
@@ -65,14 +63,7 @@ public:
                                      oh1 - oh0, d.OW, ph, d.PW, dw_.w.w.data<float>() + c * 9,
                                      dwBias ? dwBias[c] : 0.f, e);
       };
-      if (threads > 1) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (int64_t band = 0; band < bands; ++band)
-          runBand(band);
-      } else {
-        for (int64_t band = 0; band < bands; ++band)
-          runBand(band);
-      }
+      parallelFor(bands, true, runBand, threads_);
     }
   }
 
@@ -81,12 +72,10 @@ private:
     return perThreadFloats(plan_.floats) + int64_t(stripScratchFloats(p_.K(), 1));
   }
 
-  ConvGeometry p_; ///< the 1×1 layer
-  ConvWeights w_;
+  const ConvGeometry &p_; ///< the 1×1 layer
   Activation pointwiseAct_; ///< fused into the 1×1 layer (act_ is the pair's output's)
   DepthwiseParts dw_;
   BandPlan plan_;
-  int threads_;
   Tensor packed_; ///< w_ in strips, built on the first run
 };
 

@@ -18,10 +18,10 @@
 namespace kc::rt {
 namespace {
 
-class BlasConvKernel final : public FusableKernel {
+class BlasConvKernel final : public ConvKernel {
 public:
   BlasConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
-      : g_(g), choice_(c), w_(std::move(w)), threads_(omp_get_max_threads()) {
+      : ConvKernel(g, std::move(w)), choice_(c) {
     blocks_ = (g.OH + c.blockRows - 1) / c.blockRows;
   }
 
@@ -33,14 +33,10 @@ public:
     return std::max(whole, perThread) * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+  void runConv(const float *x, float *y, float *ws) override {
     const ConvGeometry &g = g_;
-    const float *x = in[0]->data<float>();
-    float *y = out[0]->data<float>();
     const float *bias = w_.bias();
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
-    float *ws = static_cast<float *>(ctx.workspace);
     const int threads = std::min(omp_get_max_threads(), threads_);
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.G; ++grp) {
@@ -85,10 +81,7 @@ private:
     }
   }
 
-  ConvGeometry g_;
   ConvChoice choice_;
-  ConvWeights w_;
-  int threads_; ///< threads the workspace is sized for
   int64_t blocks_;
 };
 

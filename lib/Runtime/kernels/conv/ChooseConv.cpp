@@ -131,14 +131,26 @@ std::optional<BandPlan> chooseBands(const ConvGeometry &p, const ConvGeometry &d
 
 namespace {
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &call,
-                                                   const KernelBuildContext &) {
+/// A convolution call's geometry and weights.
+llvm::Expected<std::pair<ConvGeometry, ConvWeights>> readConv(const CallNode &call,
+                                                              bool transposed) {
   auto g = convGeometry(call);
   if (!g)
     return g.takeError();
-  auto w = convWeights(call, g->OC * g->Cg() * g->KH * g->KW, false);
+  int64_t weights = (transposed ? g->C * g->OCg() : g->OC * g->Cg()) * g->KH * g->KW;
+  auto w = convWeights(call, weights, transposed);
   if (!w)
     return w.takeError();
+  return std::make_pair(*g, std::move(*w));
+}
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &call,
+                                                   const KernelBuildContext &) {
+  auto conv = readConv(call, false);
+  if (!conv)
+    return conv.takeError();
+  ConvGeometry *g = &conv->first;
+  ConvWeights *w = &conv->second;
   const char *algo = std::getenv("KC_CONV_ALGO");
   ConvContext ctx{omp_get_max_threads(), uk::microKernels(),
                   !(algo && std::string(algo) == "im2col")};
@@ -155,13 +167,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &call,
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeConvTranspose(const CallNode &call,
                                                             const KernelBuildContext &) {
-  auto g = convGeometry(call);
-  if (!g)
-    return g.takeError();
-  auto w = convWeights(call, g->C * g->OCg() * g->KH * g->KW, true);
-  if (!w)
-    return w.takeError();
-  return makeTransposedConv(*g, std::move(*w));
+  auto conv = readConv(call, true);
+  if (!conv)
+    return conv.takeError();
+  return makeTransposedConv(conv->first, std::move(conv->second));
 }
 
 } // namespace

@@ -3,15 +3,15 @@
 #include "../PackedGemm.h"
 #include "../StripGemm.h"
 
+#include <omp.h>
+
 namespace kc::rt {
 
 llvm::Expected<ConvGeometry> convGeometry(const CallNode &c) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+  auto io = callShapes(c);
+  if (!io)
+    return io.takeError();
+  std::vector<int64_t> *in = &io->in, *out = &io->out;
   std::vector<int64_t> i = *in, o = *out;
   size_t spatial = i.size() - 2;
   if ((i.size() != 3 && i.size() != 4) || o.size() != i.size())
@@ -47,18 +47,20 @@ llvm::Expected<ConvGeometry> convGeometry(const CallNode &c) {
 
 llvm::Expected<ConvWeights> convWeights(const CallNode &c, int64_t expectedWeights,
                                         bool transposed) {
-  auto w = weightTensor(c, "weight", true, WeightUse::ReadOnly);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
-  if (w->numel() != expectedWeights)
-    return kernelError(c, "weight shape " + shapeToString(w->shape()) +
+  ConvWeights r;
+  if (llvm::Error e =
+          takeWeights(c, {{"weight", &r.w, true, WeightUse::ReadOnly}, {"bias", &r.b}}))
+    return std::move(e);
+  if (r.w.numel() != expectedWeights)
+    return kernelError(c, "weight shape " + shapeToString(r.w.shape()) +
                               " does not match the " +
                               (transposed ? "transposed convolution" : "convolution"));
-  return ConvWeights{std::move(*w), std::move(*b), c.weight("weight")->data()};
+  r.mapped = c.weight("weight")->data();
+  return r;
 }
+
+ConvKernel::ConvKernel(const ConvGeometry &g, ConvWeights w)
+    : g_(g), w_(std::move(w)), threads_(omp_get_max_threads()) {}
 
 Tensor packConvWeights(ConvWeights &w, const ConvGeometry &g, bool strips) {
   const int64_t OCg = g.OCg(), K = g.K();

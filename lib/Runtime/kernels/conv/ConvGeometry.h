@@ -1,7 +1,9 @@
 //===- ConvGeometry.h - What every convolution algorithm reads --*- C++ -*-===//
 #pragma once
 
-#include "../KernelUtils.h"
+#include "../Blas.h"
+#include "../CallInfo.h"
+#include "../Epilogue.h"
 
 #include <utility>
 
@@ -37,6 +39,25 @@ struct ConvWeights {
   Tensor w, b;
   TensorDataPtr mapped;
   const float *bias() const { return b.defined() && b.numel() ? b.data<float>() : nullptr; }
+};
+
+/// A convolution kernel: its geometry, weights and the threads its
+/// workspace is sized for; run() hands runConv the input, the output and
+/// the workspace.
+class ConvKernel : public FusableKernel {
+public:
+  ConvKernel(const ConvGeometry &g, ConvWeights w);
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &ctx) final {
+    runConv(in[0]->data<float>(), out[0]->data<float>(), static_cast<float *>(ctx.workspace));
+  }
+
+protected:
+  virtual void runConv(const float *x, float *y, float *ws) = 0;
+
+  ConvGeometry g_;
+  ConvWeights w_;
+  int threads_;
 };
 
 /// Weight and bias of call `c`, the weight read in place where it can be;

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConvAlgorithms.h"
-#include "../VecMath.h"
+#include "../Copy.h"
 #include "../../ukernels/MicroKernels.h"
 
 #include <cstring>
@@ -18,10 +18,10 @@
 namespace kc::rt {
 namespace {
 
-class DepthwiseConvKernel final : public FusableKernel {
+class DepthwiseConvKernel final : public ConvKernel {
 public:
   DepthwiseConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
-      : g_(g), choice_(c), w_(std::move(w)), threads_(omp_get_max_threads()) {}
+      : ConvKernel(g, std::move(w)), choice_(c) {}
 
   /// Loops that read a padded copy keep one per thread, with a gap of 16
   /// floats after it for the 3x3 loop's reads past its last row.
@@ -31,11 +31,8 @@ public:
     return size_t(threads_) * size_t(planeFloats()) * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+  void runConv(const float *x, float *y, float *ws) override {
     const ConvGeometry &g = g_;
-    const float *x = in[0]->data<float>();
-    float *y = out[0]->data<float>();
     const float *bias = w_.bias();
     const int64_t HW = g.OH * g.OW;
     const uk::MicroKernels &uks = uk::microKernels();
@@ -57,7 +54,7 @@ public:
     // Each thread's padded plane: zero, then only the input's window is
     // ever written, so the border stays zero for every plane.
     const int64_t PWt = g.W + 2 * g.PW, region = planeFloats();
-    float *planes = static_cast<float *>(ctx.workspace);
+    float *planes = ws;
     std::memset(planes, 0, workspaceBytes());
     parallelFor(
         g.N * g.C, true,
@@ -132,10 +129,7 @@ private:
     }
   }
 
-  ConvGeometry g_;
   ConvChoice choice_;
-  ConvWeights w_;
-  int threads_; ///< threads the workspace holds planes for
 };
 
 } // namespace

@@ -16,26 +16,21 @@
 namespace kc::rt {
 namespace {
 
-class PanelConvKernel final : public FusableKernel {
+class PanelConvKernel final : public ConvKernel {
 public:
-  PanelConvKernel(const ConvGeometry &g, ConvWeights w)
-      : g_(g), w_(std::move(w)), threads_(omp_get_max_threads()) {}
+  using ConvKernel::ConvKernel;
 
   /// B's strips, then each thread's offsets for gathering patches.
   size_t workspaceBytes() const override {
     return (stripsFloats() + size_t(threads_) * offsetsFloats()) * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+  void runConv(const float *x, float *y, float *strips) override {
     const ConvGeometry &g = g_;
     if (!packed_.defined())
       packed_ = packConvWeights(w_, g, false);
-    const float *x = in[0]->data<float>();
-    float *y = out[0]->data<float>();
     const float *bias = w_.bias();
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
-    float *strips = static_cast<float *>(ctx.workspace);
     float *offsets = strips + stripsFloats();
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.G; ++grp) {
@@ -61,10 +56,7 @@ private:
   }
   int64_t offsetsFloats() const { return g_.pointwise() ? 0 : perThreadFloats(patchStripScratch(g_)); }
 
-  ConvGeometry g_;
-  ConvWeights w_;
   Tensor packed_; ///< w_ in panels, one block per group, built on the first run
-  int threads_;   ///< threads the workspace holds offsets for
 };
 
 } // namespace

@@ -1,7 +1,7 @@
 //===- Patches.cpp - Gathering a convolution's input patches --------------===//
 #include "Patches.h"
 #include "../PackedGemm.h"
-#include "../VecMath.h"
+#include "../Copy.h"
 
 #include "llvm/ADT/SmallVector.h"
 

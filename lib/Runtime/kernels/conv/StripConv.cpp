@@ -18,27 +18,22 @@
 namespace kc::rt {
 namespace {
 
-class StripConvKernel final : public FusableKernel {
+class StripConvKernel final : public ConvKernel {
 public:
   StripConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
-      : g_(g), choice_(c), w_(std::move(w)), threads_(omp_get_max_threads()),
-        schedules_(g.OCg(), g.outputs(), threads_) {}
+      : ConvKernel(g, std::move(w)), choice_(c), schedules_(g.OCg(), g.outputs(), threads_) {}
 
   /// A block of B per thread, then the input split by column parity.
   size_t workspaceBytes() const override {
     return (stripScratchFloats(g_.K(), threads_) + splitFloats()) * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+  void runConv(const float *x, float *y, float *blocks) override {
     const ConvGeometry &g = g_;
     if (!packed_.defined())
       packed_ = packConvWeights(w_, g, true);
-    const float *x = in[0]->data<float>();
-    float *y = out[0]->data<float>();
     const float *bias = w_.bias();
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
-    float *blocks = static_cast<float *>(ctx.workspace);
     float *split = blocks + stripScratchFloats(K, threads_);
     const bool parallel = std::min(omp_get_max_threads(), threads_) > 1;
     for (int64_t n = 0; n < g.N; ++n)
@@ -80,12 +75,9 @@ private:
     return choice_.splitColumns ? size_t(g_.Cg() * g_.H * g_.W) : 0;
   }
 
-  ConvGeometry g_;
   ConvChoice choice_;
-  ConvWeights w_;
-  Tensor packed_; ///< w_ in strips, one block per group, built on the first run
-  int threads_;   ///< threads the workspace is sized for
   StripSchedules schedules_;
+  Tensor packed_; ///< w_ in strips, one block per group, built on the first run
 };
 
 } // namespace

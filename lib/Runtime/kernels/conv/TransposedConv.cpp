@@ -13,9 +13,9 @@
 namespace kc::rt {
 namespace {
 
-class ConvTranspose2dKernel final : public FusableKernel {
+class ConvTranspose2dKernel final : public ConvKernel {
 public:
-  ConvTranspose2dKernel(const ConvGeometry &g, ConvWeights w) : g_(g), w_(std::move(w)) {
+  ConvTranspose2dKernel(const ConvGeometry &g, ConvWeights w) : ConvKernel(g, std::move(w)) {
     Cg_ = g.C / g.G;
     OCg_ = g.OC / g.G;
     rows_ = OCg_ * g.KH * g.KW;
@@ -23,14 +23,10 @@ public:
   size_t workspaceBytes() const override {
     return size_t(rows_ * g_.H * g_.W) * sizeof(float);
   }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+  void runConv(const float *x, float *y, float *col) override {
     const ConvGeometry &g = g_;
-    const float *x = in[0]->data<float>();
-    float *y = out[0]->data<float>();
     int64_t HWin = g.H * g.W, HW = g.OH * g.OW;
-    float *col = static_cast<float *>(ctx.workspace);
-    std::memset(y, 0, out[0]->nbytes());
+    std::memset(y, 0, size_t(g.N * g.OC * HW) * sizeof(float));
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.G; ++grp) {
         const float *xg = x + (n * g.C + grp * Cg_) * HWin;
@@ -67,8 +63,6 @@ public:
   }
 
 private:
-  ConvGeometry g_;
-  ConvWeights w_;
   int64_t Cg_, OCg_, rows_;
 };
 

@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "ConvAlgorithms.h"
 #include "../PackedGemm.h"
-#include "../VecMath.h"
+#include "../Copy.h"
 #include "../../ukernels/MicroKernels.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-//===- VecMath.h - Copies of short rows -------------------------*- C++ -*-===//
+//===- Copy.h - Copies of short rows ----------------------------*- C++ -*-===//
 #pragma once
 
 #include <cstdint>

@@ -1,16 +1,15 @@
-//===- KernelUtils.h - Shared helpers of the kernel files -------*- C++ -*-===//
+//===- CallInfo.h - What kernel factories read from a call ------*- C++ -*-===//
+//
+// A call's data operands, static shapes, weights and attributes, for the
+// factories that bind kernels to calls.
+//
+//===----------------------------------------------------------------------===//
 #pragma once
 
-#include "Parallel.h"
-#include "../ukernels/ScalarMath.h"
-#include "kc/Runtime/Activation.h"
 #include "kc/Runtime/OpKernel.h"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <functional>
+#include <initializer_list>
 #include <vector>
 
 namespace kc::rt {
@@ -88,40 +87,40 @@ inline std::vector<int64_t> intsN(const CallNode &c, llvm::StringRef key, size_t
   return r;
 }
 
-/// Row-major C = alpha * op(A) op(B) + beta * C over OpenBLAS, split
-/// across the OpenMP threads by columns (or rows when C is narrow). OpenBLAS
-/// itself runs single-threaded: one pool of threads for everything, so BLAS
-/// workers never compete with spinning OpenMP workers for the cores.
-void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/// The static shapes of a call's data argument 0 and of its result.
+struct CallShapes {
+  std::vector<int64_t> in, out;
+};
+llvm::Expected<CallShapes> callShapes(const CallNode &c);
 
-using uk::applyAct;
-using uk::expApprox;
+/// A factory that reads the call's input and output shapes.
+using ShapedFactory = llvm::Expected<std::unique_ptr<OpKernel>> (*)(const CallNode &,
+                                                                   const CallShapes &);
 
-/// Adds `bias` to `n` values and applies `act`, in place (f32_bias_act).
-void biasActivationRow(float *p, int64_t n, float bias, Act act, float slope);
+/// The KernelFactory of a ShapedFactory: the shapes read first.
+template <ShapedFactory F>
+llvm::Expected<std::unique_ptr<OpKernel>> withShapes(const CallNode &c,
+                                                     const KernelBuildContext &) {
+  auto io = callShapes(c);
+  if (!io)
+    return io.takeError();
+  return F(c, *io);
+}
 
-/// p[j] = act(p[j] + bias[j]) for j < n (bias may be null): a linear
-/// layer's epilogue, one bias per output feature.
-void rowBiasActivation(float *p, int64_t n, const float *bias, Act act, float slope);
+/// Attribute `dim` of call c as an axis of `shape`, and the product of the
+/// dims before it; an error naming c when it is out of range.
+llvm::Expected<std::pair<int, int64_t>> axisAndOuter(const CallNode &c,
+                                                      llvm::ArrayRef<int64_t> shape);
 
-/// Applies `act` (and a per-row bias) to `rows` × `cols` values in place.
-void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, Act act,
-                    float slope);
-
-/// Kernels that take a following activation into their epilogue.
-class FusableKernel : public OpKernel {
-public:
-  bool fuseActivation(const Activation &a) override {
-    act_ = a.kind;
-    slope_ = a.slope;
-    return true;
-  }
-
-protected:
-  Act act_ = Act::None;
-  float slope_ = 0.f;
+/// A weight a factory takes: key, where it goes, whether it must be there.
+struct WeightSlot {
+  llvm::StringRef key;
+  Tensor *to;
+  bool required = false;
+  WeightUse use = WeightUse::Copy;
 };
 
+/// Takes each weight of `slots` (weightTensor); the first error, if any.
+llvm::Error takeWeights(const CallNode &c, std::initializer_list<WeightSlot> slots);
 
 } // namespace kc::rt
