@@ -17,6 +17,8 @@
 #include "ukernels/Lanes.h"
 #include "ukernels/Table.h"
 
+#include "EmulatedAvx512.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -28,9 +30,17 @@ using namespace kc::uk;
 
 namespace {
 
+} // namespace
+
+const MicroKernels &kc::test::emulatedAvx512() {
+  static const MicroKernels emu16 = emu16::buildTable<emu16::Lanes<16, true>>("emu16");
+  return emu16;
+}
+
+namespace {
+
 /// The forms under test, scalar first.
 std::vector<const MicroKernels *> forms() {
-  static const MicroKernels emu16 = emu16::buildTable<emu16::Lanes<16, true>>("emu16");
   std::vector<const MicroKernels *> r{microKernelsFor("scalar")};
   for (const char *isa : {"avx2", "avx512"}) {
     if (const MicroKernels *t = microKernelsFor(isa))
@@ -38,7 +48,7 @@ std::vector<const MicroKernels *> forms() {
     else
       MESSAGE(std::string(isa) << ": skipped, not built or the CPU lacks it");
   }
-  r.push_back(&emu16);
+  r.push_back(&kc::test::emulatedAvx512());
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include "MicroKernels.h"
 #include "kc/Runtime/KernelIsa.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -86,11 +87,23 @@ const MicroKernels &choose() {
   return scalar::table();
 }
 
+const MicroKernels &chosen() {
+  static const MicroKernels &t = choose();
+  return t;
+}
+
+/// The table in use: chosen() unless a test set another.
+std::atomic<const MicroKernels *> inUse{nullptr};
+
 } // namespace
 
 const MicroKernels &microKernels() {
-  static const MicroKernels &t = choose();
-  return t;
+  const MicroKernels *t = inUse.load(std::memory_order_relaxed);
+  return t ? *t : chosen();
+}
+
+void setMicroKernelsForTesting(const MicroKernels *t) {
+  inUse.store(t, std::memory_order_relaxed);
 }
 
 const MicroKernels *microKernelsFor(const char *isa) {

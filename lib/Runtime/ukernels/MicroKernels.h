@@ -160,6 +160,12 @@ const MicroKernels &microKernels();
 /// CPU lacks it (for tests that compare the forms).
 const MicroKernels *microKernelsFor(const char *isa);
 
+/// Makes `t` the table microKernels() returns (null: the one chosen), for
+/// tests that run whole models on a table the CPU could not choose (the
+/// emulated AVX-512). Not while kernels run; kernels built before keep the
+/// choices they made from the table they saw.
+void setMicroKernelsForTesting(const MicroKernels *t);
+
 /// kDepthwiseMaxWidth + 64 zeros, 32 readable before the pointer: the rows
 /// outside a plane for the 3x3 depthwise loops.
 const float *zeroRow();
