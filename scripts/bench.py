@@ -2,11 +2,16 @@
 """Times kc against PyTorch (jit) on the reference models, in the same run.
 
   scripts/bench.sh [--rounds 3] [--iters 30] [--models resnet18,...] [--threads 1,2]
+                   [--baseline OTHER_BUILD_DIR] [--no-torch]
 
 For every (model, threads) pair and every round, kc-run -O --bench and
 ../shared/bench/torch_bench.py --mode jit run back to back (interleaved, so
 drift in machine load hits both); the reported figure is the median over
 rounds of each tool's median latency. Writes docs/benchmarks.md.
+
+With --baseline, the kc-run of another build (an older commit built beside
+this one, e.g. `git worktree add ../base main` and its own scripts/build.sh)
+runs in the same rounds too, and a table compares the two builds.
 """
 import argparse
 import json
@@ -27,6 +32,8 @@ ap.add_argument("--models-dir", default=os.environ.get("KC_MODELS_DIR",
                                                        os.path.join(root, "..", "shared", "models")))
 ap.add_argument("--torch-bench", default=os.path.join(root, "..", "shared", "bench", "torch_bench.py"))
 ap.add_argument("--out", default=os.path.join(root, "docs", "benchmarks.md"))
+ap.add_argument("--baseline", help="another build directory whose kc-run runs in the same rounds")
+ap.add_argument("--no-torch", action="store_true", help="skip PyTorch (compare builds only)")
 args = ap.parse_args()
 
 
@@ -37,8 +44,8 @@ def model_gflop(param):
     return int(re.search(r"^FLOPs per run: (\d+)", out, re.M).group(1)) / 1e9
 
 
-def run_kc(model, threads):
-    cmd = [os.path.join(args.build, "bin", "kc-run"), "-O", "-q", "--threads", str(threads),
+def run_kc(model, threads, build=None):
+    cmd = [os.path.join(build or args.build, "bin", "kc-run"), "-O", "-q", "--threads", str(threads),
            "--bench", str(args.iters), "--warmup", "3",
            os.path.join(args.models_dir, model, "model.pnnx.param")]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -97,15 +104,23 @@ results = {}
 for r in range(args.rounds):
     for model in models:
         for t in threads:
+            # The two builds take turns at going first.
+            base = float("nan")
+            if args.baseline and r % 2:
+                base = run_kc(model, t, args.baseline)[0]
             kc, lc, rss = run_kc(model, t)
-            th = run_torch(model, t)
-            e = results.setdefault((model, t), {"kc": [], "torch": [], "lc": [], "rss": []})
+            if args.baseline and not r % 2:
+                base = run_kc(model, t, args.baseline)[0]
+            th = float("nan") if args.no_torch else run_torch(model, t)
+            e = results.setdefault((model, t), {"kc": [], "torch": [], "lc": [], "rss": [],
+                                                "base": []})
             e["kc"].append(kc)
+            e["base"].append(base)
             e["torch"].append(th)
             e["lc"].append(lc)
             e["rss"].append(rss)
-            print(f"round {r + 1}: {model} threads={t}: kc {kc:.3f} ms, torch {th:.3f} ms",
-                  file=sys.stderr, flush=True)
+            print(f"round {r + 1}: {model} threads={t}: kc {kc:.3f} ms, baseline {base:.3f} ms, "
+                  f"torch {th:.3f} ms", file=sys.stderr, flush=True)
 
 lines = [
     "# Benchmarks",
@@ -149,5 +164,20 @@ for model in models:
         kb, tb = min(e["kc"]), min(e["torch"])
         lines.append(f"| {model} | {t} | {kb:.3f}–{max(e['kc']):.3f} | {tb:.3f}–{max(e['torch']):.3f} | "
                      f"{kb / tb:.2f} |")
+if args.baseline:
+    lines += [
+        "",
+        f"This build against the baseline `{args.baseline}`, its kc-run in the same rounds:",
+        "ratio of the medians over rounds, and of the best rounds (below 1: this build is faster).",
+        "",
+        "| model | threads | kc ms | baseline ms | ratio | best-round ratio |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for model in models:
+        for t in threads:
+            e = results[(model, t)]
+            kc, base = statistics.median(e["kc"]), statistics.median(e["base"])
+            lines.append(f"| {model} | {t} | {kc:.3f} | {base:.3f} | {kc / base:.3f} | "
+                         f"{min(e['kc']) / min(e['base']):.3f} |")
 open(args.out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

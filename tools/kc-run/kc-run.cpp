@@ -292,7 +292,8 @@ static int runTool(int argc, char **argv) {
        << " ms, " << rt::kernelIsa() << " kernels)\n";
     os << "activation memory: " << llvm::format("%.2f", (*cm)->arenaBytes() / 1048576.0)
        << " MiB planned (" << llvm::format("%.2f", (*cm)->unplannedBytes() / 1048576.0)
-       << " MiB without reuse)\n";
+       << " MiB without reuse) + " << llvm::format("%.2f", (*cm)->workspaceBytes() / 1048576.0)
+       << " MiB kernel scratch\n";
     for (size_t i = 0; i < outs->size(); ++i) {
       const rt::Tensor &t = (*outs)[i];
       os << "output " << i << ": " << dtypeName(t.dtype()) << rt::shapeToString(t.shape());

@@ -22,6 +22,11 @@ class OpDef;
 /// when a type it needs is unknown or dynamic, or the op has no cost rule.
 std::optional<double> flopCount(const CallNode &call);
 
+/// The FLOPs of two calls run as one, known when both are.
+inline std::optional<double> plusFlops(std::optional<double> a, std::optional<double> b) {
+  return a && b ? std::optional<double>(*a + *b) : std::nullopt;
+}
+
 /// Whether calls of `op` have a cost rule (every registered op does).
 bool hasCostRule(const OpDef &op);
 

@@ -13,6 +13,7 @@
 
 #include "kc/IR/Module.h"
 #include "kc/Runtime/OpKernel.h"
+#include "kc/Runtime/Schedule.h"
 #include "kc/Runtime/Tensor.h"
 
 #include "llvm/Support/Error.h"
@@ -38,12 +39,6 @@ struct CompileOptions {
   /// the machine's physical memory. A model over it fails to compile with an
   /// error naming its largest buffer, instead of failing to allocate.
   size_t maxMemoryBytes = 0;
-};
-
-struct TensorSpec {
-  std::string name;
-  DType dtype = DType::F32;
-  Shape shape;
 };
 
 struct OpProfile {
