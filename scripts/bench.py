@@ -13,6 +13,10 @@ latency. ncnn is the second peer when its driver (../shared/tools/ncnn/ncnn_benc
 $KC_NCNN_BENCH) and the model's ncnn files (<zoo>/ncnn/<model>/, from the same pnnx conversion:
 scripts/zoo.py make, and scripts/zoo.py reference-ncnn for the reference models) are there; the
 run says which are missing. Writes docs/benchmarks.md.
+
+With --baseline OTHER_BUILD_DIR, the kc-run of another build (an older commit built beside
+this one, e.g. `git worktree add ../base main` and its own scripts/build.sh) runs in the same
+rounds too, and a table compares the two builds; --no-torch leaves PyTorch out.
 """
 import argparse
 import functools
@@ -24,8 +28,6 @@ import statistics
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import opcost  # noqa: E402
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 shared = os.path.join(root, "..", "shared")
@@ -45,6 +47,8 @@ ap.add_argument("--ncnn-bench", default=os.environ.get("KC_NCNN_BENCH",
                                                        os.path.join(shared, "tools", "ncnn", "ncnn_bench")))
 ap.add_argument("--out", default=os.path.join(root, "docs", "benchmarks.md"))
 ap.add_argument("--note", default="", help="a sentence on the conditions of the run, for the page")
+ap.add_argument("--baseline", help="another build directory whose kc-run runs in the same rounds")
+ap.add_argument("--no-torch", action="store_true", help="skip PyTorch (compare builds only)")
 args = ap.parse_args()
 
 REFERENCE = ["resnet18", "mobilenet_v2", "yolo_small", "unet_small", "tiny_transformer"]
@@ -69,10 +73,11 @@ def in_zoo(model):
 
 @functools.lru_cache(maxsize=None)
 def model_gflop(model):
-    """FLOPs of the convolutions, linear layers, matmuls and attention (opcost.py)."""
-    ops = opcost.kc_module(os.path.join(args.build, "bin", "kc-opt"),
-                           os.path.join(data_dir(model), "model.pnnx.param"), optimize=False)
-    return sum(opcost.flops(r) for r in ops) / 1e9
+    """GFLOP of one run of the model after -O, counted by kc's cost rules (kc-opt --summary)."""
+    out = subprocess.run([os.path.join(args.build, "bin", "kc-opt"),
+                          os.path.join(data_dir(model), "model.pnnx.param"), "-O", "--summary"],
+                         check=True, capture_output=True, text=True).stdout
+    return int(re.search(r"^FLOPs per run: (\d+)", out, re.M).group(1)) / 1e9
 
 
 def last_line(text):
@@ -80,9 +85,9 @@ def last_line(text):
     return lines[-1][:200] if lines else "no output"
 
 
-def run_kc(model, threads):
+def run_kc(model, threads, build=None):
     """(median ms, load+compile ms, peak RSS MB), or the error."""
-    cmd = [os.path.join(args.build, "bin", "kc-run"), "-O", "-q", "--threads", str(threads),
+    cmd = [os.path.join(build or args.build, "bin", "kc-run"), "-O", "-q", "--threads", str(threads),
            "--bench", str(args.iters), "--warmup", str(args.warmup),
            os.path.join(data_dir(model), "model.pnnx.param")]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -212,8 +217,8 @@ def page(rounds):
         "on the same machine in the same run, batch 1. Each figure is the",
         f"median over {rounds} interleaved rounds of each tool's median over {args.iters} timed runs",
         f"(after {args.warmup} untimed ones).",
-        "Ratios are kc's time over the peer's (below 1: kc is faster). GFLOP/s counts the multiply-adds of",
-        "convolutions, linear layers, matmuls and attention; the peak is OpenBLAS sgemm",
+        "Ratios are kc's time over the peer's (below 1: kc is faster). GFLOP counts every op of the model",
+        "after `-O` by kc's cost rules (`kc-opt -O --summary`; docs/ops.md); the peak is OpenBLAS sgemm",
         f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
         f"{peak.get(2, 0):.0f} on 2 (OpenBLAS's {blas_core} kernels).",
         "The models below the line are the zoo: torchvision models (`weights=None`) converted by the real",
@@ -273,6 +278,22 @@ def page(rounds):
             tb = min(e["torch"]) if e["torch"] else None
             lines.append(f"| {model} | {t} | {spread(e['kc'])} | {spread(e['ncnn'])} | {spread(e['torch'])} | "
                          f"{fmt(kb / nb, 2) if kb and nb else '–'} | {fmt(kb / tb, 2) if kb and tb else '–'} |")
+    if args.baseline:
+        lines += [
+            "",
+            f"This build against the baseline `{args.baseline}`, its kc-run in the same rounds:",
+            "ratio of the medians over rounds, and of the best rounds (below 1: this build is faster).",
+            "",
+            "| model | threads | kc ms | baseline ms | ratio | best-round ratio |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for model in models:
+            for t in threads:
+                e = results[(model, t)]
+                kc, base = med(e["kc"]), med(e["base"])
+                ok = kc and base
+                lines.append(f"| {model} | {t} | {fmt(kc)} | {fmt(base)} | {fmt(ok and kc / base)} | "
+                             f"{fmt(ok and min(e['kc']) / min(e['base']))} |")
     open(args.out, "w").write("\n".join(lines) + "\n")
     return lines
 
@@ -281,7 +302,11 @@ for r in range(args.rounds):
     for model in models:
         for t in threads:
             e = results.setdefault((model, t), {"kc": [], "torch": [], "ncnn": [], "lc": [], "rss": [],
-                                                "torch_err": [], "ncnn_err": []})
+                                                "torch_err": [], "ncnn_err": [], "base": []})
+            # With a baseline, the two builds take turns at going first.
+            if args.baseline and r % 2:
+                base, err = run_kc(model, t, args.baseline)
+                e["base"] += [base[0]] if base else []
             kc, err = run_kc(model, t)
             if kc:
                 e["kc"].append(kc[0])
@@ -289,6 +314,9 @@ for r in range(args.rounds):
                 e["rss"].append(kc[2])
             else:
                 errors[(model, "kc")] = err
+            if args.baseline and not r % 2:
+                base, err = run_kc(model, t, args.baseline)
+                e["base"] += [base[0]] if base else []
             nc = None
             if model in ncnn_models:
                 nc, err = run_ncnn(model, t)
@@ -297,7 +325,7 @@ for r in range(args.rounds):
                     e["ncnn_err"].append(nc[1])
                 else:
                     errors[(model, "ncnn")] = err
-            th, err = run_torch(model, t)
+            th, err = (None, "--no-torch") if args.no_torch else run_torch(model, t)
             if th:
                 e["torch"].append(th[0])
                 e["torch_err"].append(th[1])
