@@ -1,7 +1,7 @@
 //===- ModelFiles.h - The real PNNX files the unit tests read ---*- C++ -*-===//
 ///
 /// \file
-/// Lists the reference models (`modelsDir()/<name>/model.pnnx.param`, each
+/// Lists the op fixtures of test/ops, the reference models (`modelsDir()/<name>/model.pnnx.param`, each
 /// with its `.bin`) and every `.param` of the old-pnnx corpus (recursively;
 /// the `.bin` beside `X.pnnx.param` is `X.pnnx.bin`, and many are absent).
 /// Sorted, so failures are reported in a stable order.
@@ -60,6 +60,23 @@ inline std::vector<ModelFile> corpusFiles() {
     llvm::StringRef p = it->path();
     if (p.endswith(".param") && !llvm::sys::fs::is_directory(p))
       out.push_back({p.str(), binBeside(p)});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ModelFile &a, const ModelFile &b) { return a.param < b.param; });
+  return out;
+}
+
+/// Every `test/ops/fixtures/<case>/model.pnnx.param` of the project.
+inline std::vector<ModelFile> opFixtures() {
+  std::vector<ModelFile> out;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(std::string(KC_SOURCE_DIR) + "/test/ops/fixtures", ec),
+       end;
+       !ec && it != end; it.increment(ec)) {
+    llvm::SmallString<256> p(it->path());
+    llvm::sys::path::append(p, "model.pnnx.param");
+    if (llvm::sys::fs::exists(p))
+      out.push_back({std::string(p), binBeside(p)});
   }
   std::sort(out.begin(), out.end(),
             [](const ModelFile &a, const ModelFile &b) { return a.param < b.param; });

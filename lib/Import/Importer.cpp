@@ -7,6 +7,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <functional>
+
 namespace kc {
 
 std::string weightPathFor(llvm::StringRef paramPath) {
@@ -163,13 +165,17 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
     if (op.type == "pnnx.Output") {
       if (!op.outputs.empty())
         return opError(op, "expected no outputs");
-      for (const Expr &in : inputs) {
-        // A tuple or list feeding the output is flattened, as ncnn does.
-        if (auto *t = llvm::dyn_cast<TupleNode>(in.get()))
-          outputs.insert(outputs.end(), t->fields().begin(), t->fields().end());
+      // A tuple or list feeding the output is flattened, as ncnn does; so
+      // are tuples in it (nn.LSTM's output and (h, c)).
+      std::function<void(const Expr &)> flatten = [&](const Expr &e) {
+        if (auto *t = llvm::dyn_cast<TupleNode>(e.get()))
+          for (const Expr &f : t->fields())
+            flatten(f);
         else
-          outputs.push_back(in);
-      }
+          outputs.push_back(e);
+      };
+      for (const Expr &in : inputs)
+        flatten(in);
       continue;
     }
     if (op.type == "pnnx.Attribute") {
@@ -181,6 +187,32 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       (*c)->setLoc({op.line, 1});
       if (auto e = define(op, 0, *c))
         return e;
+      continue;
+    }
+    if (op.type == "prim::TupleUnpack") {
+      // pnnx writes some multi-result ops (a max pool with its indices) as
+      // one tuple result unpacked here: that op is given the fields as
+      // its results, as if it had been written with several.
+      if (op.inputs.size() != 1 || op.outputs.empty())
+        return opError(op, "expected 1 input and at least 1 output");
+      std::vector<Type> fields;
+      for (const std::string &o : op.outputs) {
+        auto t = operandType(op, o);
+        if (!t)
+          return t.takeError();
+        fields.push_back(*t);
+      }
+      const Expr &whole = inputs[0];
+      if (llvm::isa<CallNode>(whole.get()) &&
+          !llvm::isa_and_nonnull<TupleTypeNode>(whole->type().get()))
+        whole->setType(tupleType(fields));
+      for (size_t i = 0; i < op.outputs.size(); ++i) {
+        TupleGetItem g = tupleGetItem(whole, unsigned(i));
+        g->setType(fields[i]);
+        g->setLoc({op.line, 1});
+        if (auto e = define(op, i, g))
+          return e;
+      }
       continue;
     }
     if (op.type == "prim::TupleConstruct") {

@@ -409,9 +409,21 @@ KC_ACT(hardtanh_, "nn.Hardtanh", "F.hardtanh", "clamp(x, min_val, max_val)")
 KC_ACT(softplus_, "nn.Softplus", "F.softplus", "log(1 + exp(beta x)) / beta")
     .attr("beta", AttrValue::real(1.0))
     .attr("threshold", AttrValue::real(20.0));
-KC_ACT(prelu_, "nn.PReLU", "F.prelu", "x if x > 0 else weight * x")
+KC_REGISTER_OP(prelu_, "nn.PReLU")
+    .describe("x if x > 0 else weight * x")
+    .input("input")
     .weight("weight")
-    .attr("num_parameters", AttrValue::integer(1));
+    .attr("num_parameters", AttrValue::integer(1))
+    .flags(kAct)
+    .typeRule(sameAsInput);
+// pnnx writes F.prelu when the slopes are an operand (constant ones make
+// an nn.PReLU).
+KC_REGISTER_OP(fprelu_, "F.prelu")
+    .describe("x if x > 0 else weight * x, the slopes an operand")
+    .input("input")
+    .input("weight")
+    .flags(OpFlags::Pure)
+    .typeRule(sameAsInput);
 KC_ACT(softmax_, "nn.Softmax", "F.softmax", "softmax along dim")
     .alias("torch.softmax")
     .attr("dim", AttrValue::integer(-1));
@@ -425,10 +437,6 @@ KC_REGISTER_OP(upsample_, "nn.Upsample")
     .describe("upsampling by size or scale_factor (nearest, bilinear, ...)")
     .alias("F.upsample")
     .alias("F.interpolate")
-    .alias("nn.UpsamplingNearest2d")
-    .alias("nn.UpsamplingBilinear2d")
-    .alias("F.upsample_nearest")
-    .alias("F.upsample_bilinear")
     .input("input")
     .attr("size", AttrValue())
     .attr("scale_factor", AttrValue())
@@ -437,6 +445,22 @@ KC_REGISTER_OP(upsample_, "nn.Upsample")
     .attr("recompute_scale_factor", AttrValue())
     .flags(OpFlags::Pure)
     .typeRule(upsample);
+// nn.Upsample with the mode (and align_corners) fixed by the op type: ops
+// of their own, as the padding modules below.
+#define KC_UPSAMPLE_PRESET(ID, NAME, DOC)                                                          \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe(DOC)                                                                               \
+      .input("input")                                                                              \
+      .attr("size", AttrValue())                                                                   \
+      .attr("scale_factor", AttrValue())                                                           \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(upsample)
+KC_UPSAMPLE_PRESET(upsamplingnearest2d_, "nn.UpsamplingNearest2d", "nearest upsampling");
+KC_UPSAMPLE_PRESET(upsamplenearest_, "F.upsample_nearest", "nearest upsampling");
+KC_UPSAMPLE_PRESET(upsamplingbilinear2d_, "nn.UpsamplingBilinear2d",
+                   "bilinear upsampling with align_corners=True");
+KC_UPSAMPLE_PRESET(upsamplebilinear_, "F.upsample_bilinear",
+                   "bilinear upsampling with align_corners=True");
 KC_REGISTER_OP(pixelshuffle_, "nn.PixelShuffle")
     .describe("(C·r², H, W) → (C, H·r, W·r)")
     .alias("F.pixel_shuffle")
@@ -453,10 +477,6 @@ KC_REGISTER_OP(pixelunshuffle_, "nn.PixelUnshuffle")
     .typeRule(pixelShuffle);
 KC_REGISTER_OP(pad_, "F.pad")
     .describe("pad the trailing dims (constant, reflect, replicate, circular)")
-    .alias("nn.ZeroPad2d")
-    .alias("nn.ConstantPad2d")
-    .alias("nn.ReflectionPad2d")
-    .alias("nn.ReplicationPad2d")
     .input("input")
     .attr("pad", AttrValue())
     .attr("padding", AttrValue())
@@ -464,6 +484,27 @@ KC_REGISTER_OP(pad_, "F.pad")
     .attr("value", AttrValue())
     .flags(OpFlags::Pure)
     .typeRule(pad);
+
+// The padding modules are F.pad with the mode fixed by the op type (pnnx
+// writes only `padding`, and `value`): ops of their own rather than
+// aliases, so that the mode is not lost on the way to the kernel.
+#define KC_PAD_MODULE(ID, NAME, MODE)                                                              \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe("F.pad with mode '" MODE "'")                                                      \
+      .input("input")                                                                              \
+      .attr("padding", ints({}), true)                                                             \
+      .attr("value", AttrValue::real(0.0))                                                         \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(pad)
+KC_PAD_MODULE(zeropad2d_, "nn.ZeroPad2d", "constant");
+KC_PAD_MODULE(constantpad1d_, "nn.ConstantPad1d", "constant");
+KC_PAD_MODULE(constantpad2d_, "nn.ConstantPad2d", "constant");
+KC_PAD_MODULE(constantpad3d_, "nn.ConstantPad3d", "constant");
+KC_PAD_MODULE(reflectionpad1d_, "nn.ReflectionPad1d", "reflect");
+KC_PAD_MODULE(reflectionpad2d_, "nn.ReflectionPad2d", "reflect");
+KC_PAD_MODULE(replicationpad1d_, "nn.ReplicationPad1d", "replicate");
+KC_PAD_MODULE(replicationpad2d_, "nn.ReplicationPad2d", "replicate");
+KC_PAD_MODULE(replicationpad3d_, "nn.ReplicationPad3d", "replicate");
 
 KC_REGISTER_OP(mha_, "nn.MultiheadAttention")
     .describe("multi-head attention (PyTorch's nn.MultiheadAttention)")

@@ -87,12 +87,9 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
     return kernelError(c, "only 4-d (N, C, H, W) resampling is supported, got " +
                               shapeToString(*in));
   std::string mode = c.attrs().getString("mode", "nearest");
-  llvm::StringRef op = c.opDef() ? llvm::StringRef(c.opDef()->name()) : "";
-  if (op == "nn.UpsamplingBilinear2d")
-    mode = "bilinear";
   if (mode != "nearest" && mode != "bilinear")
     return kernelError(c, "mode '" + mode + "' is not supported (nearest, bilinear)");
-  bool align = c.attrs().getBool("align_corners", false) || op == "nn.UpsamplingBilinear2d";
+  bool align = c.attrs().getBool("align_corners", false);
   int64_t H = (*in)[2], W = (*in)[3], OH = (*out)[2], OW = (*out)[3];
   double rh = double(H) / OH, rw = double(W) / OW;
   std::vector<double> sf = c.attrs().getFloats("scale_factor");
