@@ -52,5 +52,25 @@ KC_REGISTER_KERNEL(upsamplenearest, "F.upsample_nearest", makeUpsamplePreset<fal
 KC_REGISTER_KERNEL(upsamplingbilinear2d, "nn.UpsamplingBilinear2d", makeUpsamplePreset<true>);
 KC_REGISTER_KERNEL(upsamplebilinear, "F.upsample_bilinear", makeUpsamplePreset<true>);
 
+/// nn.Softmax2d: softmax over the channels.
+llvm::Expected<std::unique_ptr<OpKernel>> makeSoftmax2d(const CallNode &c,
+                                                        const KernelBuildContext &ctx) {
+  auto s = inputShape(c, 0);
+  if (!s)
+    return s.takeError();
+  if (s->size() != 3 && s->size() != 4)
+    return kernelError(c, "expects (C, H, W) or (N, C, H, W), got " + shapeToString(*s));
+  return kernelAs(c, "nn.Softmax", {{"dim", AttrValue::integer(-3)}}, ctx);
+}
+KC_REGISTER_KERNEL(softmax2d, "nn.Softmax2d", makeSoftmax2d);
+
+/// nn.RReLU in inference: a leaky ReLU of the mean slope.
+llvm::Expected<std::unique_ptr<OpKernel>> makeRRelu(const CallNode &c,
+                                                    const KernelBuildContext &ctx) {
+  double slope = (c.attrs().getFloat("lower", 1.0 / 8) + c.attrs().getFloat("upper", 1.0 / 3)) / 2;
+  return kernelAs(c, "nn.LeakyReLU", {{"negative_slope", AttrValue::real(slope)}}, ctx);
+}
+KC_REGISTER_KERNEL(rrelu, "nn.RReLU", makeRRelu);
+
 } // namespace
 } // namespace kc::rt
