@@ -111,9 +111,25 @@ llvm::Expected<Type> conv2d(const CallNode &c) { return windowRule(c, 2, false, 
 llvm::Expected<Type> conv3d(const CallNode &c) { return windowRule(c, 3, false, false); }
 llvm::Expected<Type> convT2d(const CallNode &c) { return windowRule(c, 2, false, true); }
 llvm::Expected<Type> convT1d(const CallNode &c) { return windowRule(c, 1, false, true); }
-llvm::Expected<Type> pool1d(const CallNode &c) { return windowRule(c, 1, true, false); }
-llvm::Expected<Type> pool2d(const CallNode &c) { return windowRule(c, 2, true, false); }
-llvm::Expected<Type> pool3d(const CallNode &c) { return windowRule(c, 3, true, false); }
+llvm::Expected<Type> convT3d(const CallNode &c) { return windowRule(c, 3, false, true); }
+
+/// Max pools with return_indices give (values, i64 indices into each
+/// plane) of the same shape.
+llvm::Expected<Type> withIndices(const CallNode &c, llvm::Expected<Type> t) {
+  if (!t || !*t || !c.attrs().getBool("return_indices", false))
+    return t;
+  auto *tt = llvm::cast<TensorTypeNode>(t->get());
+  return tupleType({*t, tensorType(DType::I64, tt->dims())});
+}
+llvm::Expected<Type> pool1d(const CallNode &c) {
+  return withIndices(c, windowRule(c, 1, true, false));
+}
+llvm::Expected<Type> pool2d(const CallNode &c) {
+  return withIndices(c, windowRule(c, 2, true, false));
+}
+llvm::Expected<Type> pool3d(const CallNode &c) {
+  return withIndices(c, windowRule(c, 3, true, false));
+}
 
 llvm::Expected<Type> adaptivePool(const CallNode &c, size_t n) {
   const TensorTypeNode *in = dataType(c, 0);
@@ -130,8 +146,9 @@ llvm::Expected<Type> adaptivePool(const CallNode &c, size_t n) {
       dims[dims.size() - n + i] = o[i];
   return tensorType(in->dtype(), dims);
 }
-llvm::Expected<Type> adaptive1d(const CallNode &c) { return adaptivePool(c, 1); }
-llvm::Expected<Type> adaptive2d(const CallNode &c) { return adaptivePool(c, 2); }
+llvm::Expected<Type> adaptive1d(const CallNode &c) { return withIndices(c, adaptivePool(c, 1)); }
+llvm::Expected<Type> adaptive2d(const CallNode &c) { return withIndices(c, adaptivePool(c, 2)); }
+llvm::Expected<Type> adaptive3d(const CallNode &c) { return withIndices(c, adaptivePool(c, 3)); }
 
 llvm::Expected<Type> linear(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0);
@@ -275,6 +292,7 @@ KC_CONV(conv2d_, "nn.Conv2d", conv2d, false);
 KC_CONV(conv3d_, "nn.Conv3d", conv3d, false);
 KC_CONV(convt1d_, "nn.ConvTranspose1d", convT1d, true);
 KC_CONV(convt2d_, "nn.ConvTranspose2d", convT2d, true);
+KC_CONV(convt3d_, "nn.ConvTranspose3d", convT3d, true);
 
 KC_REGISTER_OP(linear_, "nn.Linear")
     .describe("y = x Wᵀ + b")
@@ -355,9 +373,9 @@ KC_REGISTER_OP(instnorm2d_, "nn.InstanceNorm2d")
       .attr("divisor_override", AttrValue())                                                       \
       .flags(OpFlags::Pure)                                                                        \
       .typeRule(RULE)
-KC_POOL(maxpool1d_, "nn.MaxPool1d", pool1d, "max pooling").alias("F.max_pool1d");
-KC_POOL(maxpool2d_, "nn.MaxPool2d", pool2d, "max pooling").alias("F.max_pool2d");
-KC_POOL(maxpool3d_, "nn.MaxPool3d", pool3d, "max pooling").alias("F.max_pool3d");
+KC_POOL(maxpool1d_, "nn.MaxPool1d", pool1d, "max pooling").alias("F.max_pool1d").outputs(-1);
+KC_POOL(maxpool2d_, "nn.MaxPool2d", pool2d, "max pooling").alias("F.max_pool2d").outputs(-1);
+KC_POOL(maxpool3d_, "nn.MaxPool3d", pool3d, "max pooling").alias("F.max_pool3d").outputs(-1);
 KC_POOL(avgpool1d_, "nn.AvgPool1d", pool1d, "average pooling").alias("F.avg_pool1d");
 KC_POOL(avgpool2d_, "nn.AvgPool2d", pool2d, "average pooling").alias("F.avg_pool2d");
 KC_POOL(avgpool3d_, "nn.AvgPool3d", pool3d, "average pooling").alias("F.avg_pool3d");
@@ -374,10 +392,35 @@ KC_ADAPTIVE(aap1d_, "nn.AdaptiveAvgPool1d", "F.adaptive_avg_pool1d", adaptive1d,
             "adaptive average pooling");
 KC_ADAPTIVE(aap2d_, "nn.AdaptiveAvgPool2d", "F.adaptive_avg_pool2d", adaptive2d,
             "adaptive average pooling");
+KC_ADAPTIVE(aap3d_, "nn.AdaptiveAvgPool3d", "F.adaptive_avg_pool3d", adaptive3d,
+            "adaptive average pooling");
 KC_ADAPTIVE(amp1d_, "nn.AdaptiveMaxPool1d", "F.adaptive_max_pool1d", adaptive1d,
-            "adaptive max pooling");
+            "adaptive max pooling")
+    .attr("return_indices", AttrValue::boolean(false))
+    .outputs(-1);
 KC_ADAPTIVE(amp2d_, "nn.AdaptiveMaxPool2d", "F.adaptive_max_pool2d", adaptive2d,
-            "adaptive max pooling");
+            "adaptive max pooling")
+    .attr("return_indices", AttrValue::boolean(false))
+    .outputs(-1);
+KC_ADAPTIVE(amp3d_, "nn.AdaptiveMaxPool3d", "F.adaptive_max_pool3d", adaptive3d,
+            "adaptive max pooling")
+    .attr("return_indices", AttrValue::boolean(false))
+    .outputs(-1);
+
+// Power-average pooling: (Σ x^p over the window)^(1/p).
+#define KC_LPPOOL(ID, NAME, ALIAS, RULE)                                                           \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe("power-average pooling")                                                           \
+      .alias(ALIAS)                                                                                \
+      .input("input")                                                                              \
+      .attr("norm_type", AttrValue::real(2.0), true)                                               \
+      .attr("kernel_size", ints({}), true)                                                         \
+      .attr("stride", AttrValue())                                                                 \
+      .attr("ceil_mode", AttrValue::boolean(false))                                                \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(RULE)
+KC_LPPOOL(lppool1d_, "nn.LPPool1d", "F.lp_pool1d", pool1d);
+KC_LPPOOL(lppool2d_, "nn.LPPool2d", "F.lp_pool2d", pool2d);
 
 // Activations: one input, same type out.
 #define KC_ACT(ID, NAME, ALIAS, DOC)                                                               \

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelUtils.h"
+#include "PoolNd.h"
 #include "VecMath.h"
 
 #include <vector>
@@ -137,7 +138,10 @@ private:
 };
 
 template <bool IsMax>
-llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const KernelBuildContext &) {
+llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c,
+                                                   const KernelBuildContext &ctx) {
+  if (IsMax && c.attrs().getBool("return_indices", false))
+    return makePoolNd(c, ctx);
   auto in = inputShape(c, 0);
   if (!in)
     return in.takeError();
@@ -148,8 +152,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const Kern
   size_t n = oneD ? 1 : 2;
   if (in->size() < n + 1 || out->size() != in->size())
     return kernelError(c, "unexpected input " + shapeToString(*in));
-  if (IsMax && c.attrs().getBool("return_indices", false))
-    return kernelError(c, "return_indices=True is not supported");
   auto k = intsN(c, "kernel_size", n, {});
   auto s = intsN(c, "stride", n, k);
   if (s.empty())
@@ -209,15 +211,15 @@ private:
 
 template <bool IsMax>
 llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c,
-                                                       const KernelBuildContext &) {
+                                                       const KernelBuildContext &ctx) {
+  if (IsMax && c.attrs().getBool("return_indices", false))
+    return makePoolNd(c, ctx);
   auto in = inputShape(c, 0);
   if (!in)
     return in.takeError();
   auto out = outputShape(c);
   if (!out)
     return out.takeError();
-  if (IsMax && c.attrs().getBool("return_indices", false))
-    return kernelError(c, "return_indices=True is not supported");
   bool oneD = c.opDef()->name().find("1d") != std::string::npos;
   if (in->size() < (oneD ? 2u : 3u) || out->size() != in->size())
     return kernelError(c, "unexpected input " + shapeToString(*in));
