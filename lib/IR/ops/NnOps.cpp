@@ -53,12 +53,22 @@ llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool t
   std::vector<int64_t> s = intsN(c, "stride", n, isPool ? k : std::vector<int64_t>(n, 1));
   std::vector<int64_t> d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
   std::vector<int64_t> op = intsN(c, "output_padding", n, std::vector<int64_t>(n, 0));
-  std::vector<int64_t> p(n, 0);
+  std::vector<int64_t> p(n, 0), pairs;
   bool same = false;
-  if (const AttrValue *pv = c.attrs().find("padding"); pv && pv->isString())
+  if (const AttrValue *pv = c.attrs().find("padding"); pv && pv->isString()) {
     same = pv->getString() == "same";
-  else
+  } else {
     p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
+    // A convolution with a padding_mode may carry F.pad's (left, right)
+    // pairs, last dim first: pnnx writes nn.Conv3d's circular padding so.
+    if (std::vector<int64_t> all = c.attrs().getInts("padding");
+        !isPool && !transposed && n > 1 && all.size() == 2 * n) {
+      pairs = all;
+      for (int64_t x : pairs)
+        if (x < 0)
+          return fail(c, "padding must not be negative");
+    }
+  }
   // Kernels divide by strides and step by dilations: zero or negative ones
   // are refused here, naming the op, rather than reaching them.
   for (size_t i = 0; i < n; ++i) {
@@ -87,6 +97,8 @@ llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool t
     int64_t x = dims[r - n + i];
     if (same)
       continue;
+    if (!pairs.empty() && x >= 0)
+      x += pairs[2 * (n - 1 - i)] + pairs[2 * (n - 1 - i) + 1];
     CheckedInt out = -1;
     if (!transposed)
       out = windowOut(x, k[i], s[i], p[i], d[i], isPool && ceilMode);

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "Isa.h"
 #include "KernelUtils.h"
+#include "PaddedConv.h"
 #include "PackedGemm.h"
 #include "StripGemm.h"
 #include "VecMath.h"
@@ -872,7 +873,10 @@ private:
 /// 1.31 ms; at 32, as before, the strip kernel took the 16-channel layers).
 constexpr int64_t kMinWinogradChannels = 16;
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &c, const KernelBuildContext &) {
+llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &c,
+                                                   const KernelBuildContext &ctx) {
+  if (hasPaddingMode(c))
+    return makePaddedConv(c, ctx);
   auto g = geometry(c, false);
   if (!g)
     return g.takeError();
