@@ -356,19 +356,23 @@ KC_REGISTER_OP(groupnorm_, "nn.GroupNorm")
     .attr("affine", AttrValue::boolean(true))
     .flags(OpFlags::Pure)
     .typeRule(sameAsInput);
-KC_REGISTER_OP(instnorm2d_, "nn.InstanceNorm2d")
-    .describe("instance normalization")
-    .input("input")
-    .weight("weight", true)
-    .weight("bias", true)
-    .weight("running_mean", true)
-    .weight("running_var", true)
-    .attr("num_features", AttrValue::integer(0))
-    .attr("eps", AttrValue::real(1e-5))
-    .attr("affine", AttrValue::boolean(false))
-    .attr("track_running_stats", AttrValue::boolean(false))
-    .flags(OpFlags::Pure)
-    .typeRule(sameAsInput);
+#define KC_INSTNORM(ID, NAME)                                                                      \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe("instance normalization")                                                          \
+      .input("input")                                                                              \
+      .weight("weight", true)                                                                      \
+      .weight("bias", true)                                                                        \
+      .weight("running_mean", true)                                                                \
+      .weight("running_var", true)                                                                 \
+      .attr("num_features", AttrValue::integer(0))                                                 \
+      .attr("eps", AttrValue::real(1e-5))                                                          \
+      .attr("affine", AttrValue::boolean(false))                                                   \
+      .attr("track_running_stats", AttrValue::boolean(false))                                      \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(sameAsInput)
+KC_INSTNORM(instnorm1d_, "nn.InstanceNorm1d");
+KC_INSTNORM(instnorm2d_, "nn.InstanceNorm2d");
+KC_INSTNORM(instnorm3d_, "nn.InstanceNorm3d");
 
 // Pooling.
 #define KC_POOL(ID, NAME, RULE, DOC)                                                               \

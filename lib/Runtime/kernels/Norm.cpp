@@ -1,5 +1,6 @@
 //===- Norm.cpp - Batch, layer, group and instance normalization ----------===//
 #include "KernelUtils.h"
+#include "MeanVariance.h"
 #include "VecMath.h"
 
 namespace kc::rt {
@@ -72,6 +73,8 @@ KC_REGISTER_KERNEL(bn1d, "nn.BatchNorm1d", makeBatchNorm);
 KC_REGISTER_KERNEL(bn2d, "nn.BatchNorm2d", makeBatchNorm);
 KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", makeBatchNorm);
 
+} // namespace
+
 /// Mean and variance of n floats, summed in double: 8 floats per step
 /// into 8 double accumulators, where one running sum waits on each add in
 /// turn (tiny_transformer's LayerNorms over rows of 64 took 10 % of it).
@@ -110,6 +113,8 @@ std::pair<double, double> meanVariance(const float *x, int64_t n) {
     sq += (x[i] - mean) * (x[i] - mean);
   return {mean, sq / double(n)};
 }
+
+namespace {
 
 /// Normalizes groups of `len` consecutive values (a row of LayerNorm, a
 /// group of GroupNorm, a channel plane of InstanceNorm), then applies an

@@ -72,5 +72,35 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRRelu(const CallNode &c,
 }
 KC_REGISTER_KERNEL(rrelu, "nn.RReLU", makeRRelu);
 
+/// nn.InstanceNorm1d and 3d: the 2-d kernel on a 4-d view of the same
+/// bytes, (N, C, L) as (N, C, 1, L), (N, C, D, H, W) as (N, C, D, H·W);
+/// an unbatched input as a batch of one.
+template <size_t Spatial>
+llvm::Expected<std::unique_ptr<OpKernel>> makeInstanceNormNd(const CallNode &c,
+                                                             const KernelBuildContext &ctx) {
+  auto s = inputShape(c, 0);
+  if (!s)
+    return s.takeError();
+  if (s->size() != Spatial + 1 && s->size() != Spatial + 2)
+    return kernelError(c, "expects " + llvm::Twine(Spatial + 2) + " dims (or " +
+                              llvm::Twine(Spatial + 1) + " unbatched), got " + shapeToString(*s));
+  std::vector<int64_t> v = *s;
+  if (v.size() == Spatial + 1)
+    v.insert(v.begin(), 1);
+  std::vector<int64_t> view = {v[0], v[1], Spatial == 3 ? v[2] : 1, v.back()};
+  if (Spatial == 3)
+    view[3] = v[3] * v[4];
+  Type t = tensorType(DType::F32, view);
+  std::vector<Expr> args(c.args().begin(), c.args().end());
+  for (size_t i = 0; i < args.size(); ++i)
+    if (c.keys()[i].role != ArgRole::Weight) {
+      args[i] = var("input", t);
+      break;
+    }
+  return kernelAs(c, "nn.InstanceNorm2d", args, c.keys(), c.attrs(), ctx, t);
+}
+KC_REGISTER_KERNEL(instnorm1d, "nn.InstanceNorm1d", makeInstanceNormNd<1>);
+KC_REGISTER_KERNEL(instnorm3d, "nn.InstanceNorm3d", makeInstanceNormNd<3>);
+
 } // namespace
 } // namespace kc::rt
