@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelUtils.h"
+#include "Resample.h"
 
 namespace kc::rt {
 namespace {
@@ -76,19 +77,16 @@ private:
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
-                                                       const KernelBuildContext &) {
+                                                       const KernelBuildContext &ctx) {
   auto in = inputShape(c, 0);
   if (!in)
     return in.takeError();
   auto out = outputShape(c);
   if (!out)
     return out.takeError();
-  if (in->size() != 4 || out->size() != 4)
-    return kernelError(c, "only 4-d (N, C, H, W) resampling is supported, got " +
-                              shapeToString(*in));
   std::string mode = c.attrs().getString("mode", "nearest");
-  if (mode != "nearest" && mode != "bilinear")
-    return kernelError(c, "mode '" + mode + "' is not supported (nearest, bilinear)");
+  if (in->size() != 4 || out->size() != 4 || (mode != "nearest" && mode != "bilinear"))
+    return makeResample(c, ctx);
   bool align = c.attrs().getBool("align_corners", false);
   int64_t H = (*in)[2], W = (*in)[3], OH = (*out)[2], OW = (*out)[3];
   double rh = double(H) / OH, rw = double(W) / OW;
