@@ -206,11 +206,27 @@ llvm::Expected<Type> upsample(const CallNode &c) {
   return tensorType(in->dtype(), dims);
 }
 
+/// The type of the i-th positional operand of an nn.MultiheadAttention
+/// (query, key, value), skipping the named masks, which pnnx may write
+/// first; null when absent or unknown.
+const TensorTypeNode *mhaOperand(const CallNode &c, size_t i) {
+  for (size_t k = 0; k < c.numArgs(); ++k) {
+    const ArgKey &key = c.keys()[k];
+    if (key.role == ArgRole::Weight ||
+        (key.role == ArgRole::Named && (key.name == "attn_mask" || key.name == "key_padding_mask")))
+      continue;
+    if (i-- == 0)
+      return llvm::dyn_cast_or_null<TensorTypeNode>(c.arg(k)->type().get());
+  }
+  return nullptr;
+}
+
 llvm::Expected<Type> mha(const CallNode &c) {
-  const TensorTypeNode *q = dataType(c, 0);
+  const TensorTypeNode *q = mhaOperand(c, 0);
   if (!q)
     return Type();
-  if (q->rank() == 0 || (numDataArgs(c) > 1 && dataType(c, 1) && dataType(c, 1)->rank() == 0))
+  const TensorTypeNode *key = mhaOperand(c, 1);
+  if (q->rank() == 0 || (key && key->rank() == 0))
     return fail(c, "query and key need at least one dim");
   int64_t e = c.attrs().getInt("embed_dim", q->dim(-1));
   std::vector<int64_t> dims(q->dims().begin(), q->dims().end());
@@ -218,11 +234,14 @@ llvm::Expected<Type> mha(const CallNode &c) {
   Type out = tensorType(q->dtype(), dims);
   if (c.opDef() && c.type() && llvm::isa<TupleTypeNode>(c.type().get())) {
     // (output, attention weights averaged over heads): (N, L, S)
-    const TensorTypeNode *k = numDataArgs(c) > 1 ? dataType(c, 1) : q;
+    const TensorTypeNode *k = key ? key : q;
     bool bf = c.attrs().getBool("batch_first", false);
     int64_t N = q->rank() == 3 ? q->dim(bf ? 0 : 1) : 1;
     int64_t L = q->dim(bf && q->rank() == 3 ? 1 : 0);
     int64_t S = k ? k->dim(bf && k->rank() == 3 ? 1 : 0) : L;
+    if (S >= 0) // the appended bias_k and zero key are attended too
+      S += int64_t(c.attrs().getBool("add_bias_kv", false)) +
+           int64_t(c.attrs().getBool("add_zero_attn", false));
     std::vector<int64_t> w = q->rank() == 3 ? std::vector<int64_t>{N, L, S}
                                             : std::vector<int64_t>{L, S};
     return tupleType({out, tensorType(q->dtype(), w)});
