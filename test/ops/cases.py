@@ -801,6 +801,13 @@ case("tv_deform_conv2d", lambda: Fn(lambda m, x, o: m.d(x, o), d=torchvision.ops
     2, 3, 3, padding=1)), [f32(1, 2, 5, 5), f32(1, 18, 5, 5)], "torchvision.ops.DeformConv2d",
      torchvision=True)
 
+case("tv_deform_conv2d_mask", lambda: Fn(lambda m, x, o, k: m.d(x, o, k),
+                                         d=torchvision.ops.DeformConv2d(
+                                             4, 2, (3, 2), stride=2, padding=1, dilation=(1, 2),
+                                             groups=2, bias=False)),
+     [f32(1, 4, 7, 8), f32(1, 24, 4, 4), lambda: torch.rand(1, 12, 4, 4)],
+     "torchvision.ops.DeformConv2d", torchvision=True)
+
 # --- complex and Fourier transforms ---------------------------------------------------------------------------
 
 case("fft_rfft_irfft", lambda: Fn(lambda x: torch.fft.irfft(torch.fft.rfft(x) * 2, n=8)),

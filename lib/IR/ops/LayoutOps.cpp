@@ -232,6 +232,18 @@ KC_REGISTER_OP(slice_scatter_, "torch.slice_scatter")
     .attr("step", AttrValue::integer(1))
     .flags(kPure)
     .typeRule(sameAsInput);
+// The in-place `x[..., a:b] = y` of a traced model: a copy of self with src
+// written over the slice, as torch.slice_scatter.
+KC_REGISTER_OP(slice_copy_, "Tensor.slice_copy")
+    .describe("self with src written over start:end:step of dim")
+    .input("self")
+    .input("src")
+    .attr("dim", AttrValue::integer(0))
+    .attr("start", AttrValue())
+    .attr("end", AttrValue())
+    .attr("step", AttrValue::integer(1))
+    .flags(kPure)
+    .typeRule(sameAsInput);
 KC_REGISTER_OP(narrow_, "torch.narrow")
     .describe("length elements of dim from start")
     .input("input")

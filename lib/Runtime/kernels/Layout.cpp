@@ -379,6 +379,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSliceScatter(const CallNode &c,
       new SliceScatterKernel(outer, n, inner, start, step, count, elemSize(c)));
 }
 KC_REGISTER_KERNEL(slice_scatter, "torch.slice_scatter", makeSliceScatter);
+KC_REGISTER_KERNEL(slice_copy, "Tensor.slice_copy", makeSliceScatter);
 
 /// torch.narrow: a slice of `length` from `start`.
 llvm::Expected<std::unique_ptr<OpKernel>> makeNarrow(const CallNode &c,
