@@ -665,7 +665,6 @@ for name, f, ty in [
     ("eq", lambda a, b: torch.eq(a, b.round()), "torch.eq"),
     ("ne", lambda a, b: torch.ne(a.round(), b.round()), "torch.ne"),
     ("gt", lambda a, b: torch.gt(a, b), "torch.gt"),
-    ("ge", lambda a, b: torch.ge(a, 0.3), "torch.ge"),
     ("lt", lambda a, b: a < b, "torch.lt"),
     ("le", lambda a, b: torch.le(a, b), "torch.le"),
     ("where", lambda a, b: torch.where(a > b, a, b * 2), "torch.where"),
@@ -677,16 +676,32 @@ for name, f, ty in [
 ]:
     case("cmp_" + name, lambda f=f: Fn(f), [f32(2, 3, 4), f32(2, 3, 4)], ty)
 
-for name, f, ty in [
-    ("and", lambda a, b: torch.bitwise_and(a, b), "torch.bitwise_and"),
-    ("or", lambda a, b: torch.bitwise_or(a, b), "torch.bitwise_or"),
-    ("xor", lambda a, b: torch.bitwise_xor(a, b), "torch.bitwise_xor"),
-    ("not", lambda a, b: torch.bitwise_not(a) + b, "torch.bitwise_not"),
-    ("left_shift", lambda a, b: torch.bitwise_left_shift(a, b % 4), "torch.bitwise_left_shift"),
-    ("right_shift", lambda a, b: torch.bitwise_right_shift(a, b % 3),
+for name, f, inputs, ty in [
+    ("and", lambda a, b: torch.bitwise_and(a, b), [i64(100, 2, 5), i64(100, 2, 5)],
+     "torch.bitwise_and"),
+    ("or", lambda a, b: torch.bitwise_or(a, b), [i64(100, 2, 5), i64(100, 2, 5)],
+     "torch.bitwise_or"),
+    ("xor", lambda a, b: torch.bitwise_xor(a, b), [i64(100, 2, 5), i64(100, 2, 5)],
+     "torch.bitwise_xor"),
+    ("not", lambda a: torch.bitwise_not(a), [i64(100, 2, 5)], "torch.bitwise_not"),
+    ("left_shift", lambda a, b: torch.bitwise_left_shift(a, b), [i64(100, 2, 5), i64(4, 2, 5)],
+     "torch.bitwise_left_shift"),
+    ("right_shift", lambda a, b: torch.bitwise_right_shift(a, b), [i64(100, 2, 5), i64(4, 2, 5)],
      "torch.bitwise_right_shift"),
+    ("and_bool", lambda a, b: torch.bitwise_and(a > 0, b > 0), [f32(2, 5), f32(2, 5)],
+     "torch.bitwise_and"),
 ]:
-    case("bitwise_" + name, lambda f=f: Fn(f), [i64(100, 2, 5), i64(100, 2, 5)], ty)
+    case("bitwise_" + name, lambda f=f: Fn(f), inputs, ty)
+
+case("cmp_ge_scalar", lambda: Fn(lambda a: torch.ge(a, 0.3)), [f32(2, 3, 4)], "torch.ge")
+case("cmp_gt_broadcast", lambda: Fn(lambda a, b: torch.gt(a, b)), [f32(2, 3, 4), f32(3, 1)],
+     "torch.gt")
+case("cmp_eq_int", lambda: Fn(lambda a, b: torch.eq(a, b)), [i64(3, 2, 5), i64(3, 2, 5)],
+     "torch.eq")
+case("cmp_where_broadcast", lambda: Fn(lambda a, b: torch.where(a > 0, a, b)),
+     [f32(2, 3, 4), f32(4)], "torch.where")
+case("cmp_where_scalar", lambda: Fn(lambda a: torch.where(a > 0.5, a, 0.0)), [f32(2, 3, 4)],
+     "torch.where")
 
 # --- products ----------------------------------------------------------------------------------------
 

@@ -139,6 +139,9 @@ def make(case, pnnx, workdir):
     missing = [t for t in case.expect if t not in types]
     if missing:
         raise RuntimeError("pnnx wrote %s, not %s" % (", ".join(types), ", ".join(missing)))
+    if sum(op[0] == "pnnx.Input" for op in ops) != len(inputs):
+        raise RuntimeError("pnnx kept %d of the %d inputs (an unused one is dropped)" %
+                           (sum(op[0] == "pnnx.Input" for op in ops), len(inputs)))
     decl = declared_outputs(ops)
     got = [torch_decl(t) for t in outputs]
     # pnnx leaves 0-d results without an annotation
