@@ -464,7 +464,9 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
       const Tensor &r = I.bound[I.root(v)];
       I.bound[v] = Tensor::view(I.values[v].dtype, I.values[v].shape, r.raw());
     }
-  ExecContext ctx{I.workspace.get(), I.workspaceBytes};
+  ExecContext ctx;
+  ctx.workspace = I.workspace.get();
+  ctx.workspaceBytes = I.workspaceBytes;
   llvm::SmallVector<const Tensor *, 8> in;
   llvm::SmallVector<Tensor *, 4> out;
   for (size_t s = 0; s < I.steps.size(); ++s) {
@@ -484,6 +486,10 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
     } else {
       st.kernel->run(in, out, ctx);
     }
+    if (!ctx.error.empty())
+      return error(st.op + (st.name.empty() ? "" : " '" + st.name + "'") +
+                   (st.loc.valid() ? " (line " + llvm::Twine(st.loc.line) + ")" : "") + ": " +
+                   ctx.error);
     if (I.opts.checkNan)
       for (size_t o = 0; o < out.size(); ++o)
         if (hasNan(*out[o]))

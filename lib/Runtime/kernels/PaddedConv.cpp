@@ -19,12 +19,15 @@ public:
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &ctx) override {
     Tensor padded = Tensor::view(DType::F32, padded_, ctx.workspace);
-    ExecContext rest{static_cast<uint8_t *>(ctx.workspace) + padBytes_,
-                     ctx.workspaceBytes - padBytes_};
+    ExecContext rest;
+    rest.workspace = static_cast<uint8_t *>(ctx.workspace) + padBytes_;
+    rest.workspaceBytes = ctx.workspaceBytes - padBytes_;
     Tensor *padOut[] = {&padded};
     pad_->run({in[0]}, padOut, rest);
     const Tensor *convIn[] = {&padded};
-    conv_->run(convIn, out, rest);
+    if (rest.error.empty())
+      conv_->run(convIn, out, rest);
+    ctx.error = std::move(rest.error);
   }
 
 private:
