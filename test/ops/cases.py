@@ -759,6 +759,9 @@ for name, f, ty in [
 ]:
     case("create_" + name, lambda f=f: Fn(f), [f32(2, 4)], ty, shape2=[(3, 4)])
 
+case("fill", lambda: Fn(lambda x: x.clone().fill_(0.75) + x), [f32(2, 3, 4)], "Tensor.fill")
+
+
 def slice_assign(x, y):
     d = x.clone()
     d[:, 1:3] = y
