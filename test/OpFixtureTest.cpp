@@ -14,6 +14,7 @@
 // that runs fails the test too: its line is to be removed.
 //
 //===----------------------------------------------------------------------===//
+#include "ModelFiles.h"
 #include "ReferenceRun.h"
 
 #include "kc/IR/Op.h"
@@ -76,14 +77,11 @@ std::map<std::string, Expectation> readExpectations() {
   return r;
 }
 
+/// The case names: the folders of test/ops/fixtures with a model.
 std::vector<std::string> fixtureNames() {
   std::vector<std::string> names;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(opsDir() + "/fixtures", ec), end; it != end && !ec;
-       it.increment(ec))
-    if (llvm::sys::fs::exists(it->path() + "/model.pnnx.param"))
-      names.push_back(llvm::sys::path::filename(it->path()).str());
-  std::sort(names.begin(), names.end());
+  for (const test::ModelFile &f : test::opFixtures())
+    names.push_back(llvm::sys::path::filename(llvm::sys::path::parent_path(f.param)).str());
   return names;
 }
 

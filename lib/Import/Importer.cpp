@@ -39,6 +39,17 @@ private:
   llvm::Expected<Type> typeOf(const ParamOp &op, const ShapeDecl &d) const;
   /// The declared type of an operand, or null when it has no annotation.
   llvm::Expected<Type> operandType(const ParamOp &op, const std::string &operand) const;
+  /// The declared types of the op's outputs (null where not annotated).
+  llvm::Expected<std::vector<Type>> outputTypes(const ParamOp &op) const {
+    std::vector<Type> fields;
+    for (const std::string &o : op.outputs) {
+      auto t = operandType(op, o);
+      if (!t)
+        return t.takeError();
+      fields.push_back(*t);
+    }
+    return fields;
+  }
   llvm::Expected<Constant> weight(const ParamOp &op, const std::string &key, const ShapeDecl &d);
   llvm::Error define(const ParamOp &op, size_t outIndex, Expr value);
 
@@ -195,20 +206,16 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       // its results, as if it had been written with several.
       if (op.inputs.size() != 1 || op.outputs.empty())
         return opError(op, "expected 1 input and at least 1 output");
-      std::vector<Type> fields;
-      for (const std::string &o : op.outputs) {
-        auto t = operandType(op, o);
-        if (!t)
-          return t.takeError();
-        fields.push_back(*t);
-      }
+      auto fields = outputTypes(op);
+      if (!fields)
+        return fields.takeError();
       const Expr &whole = inputs[0];
       if (llvm::isa<CallNode>(whole.get()) &&
           !llvm::isa_and_nonnull<TupleTypeNode>(whole->type().get()))
-        whole->setType(tupleType(fields));
+        whole->setType(tupleType(*fields));
       for (size_t i = 0; i < op.outputs.size(); ++i) {
         TupleGetItem g = tupleGetItem(whole, unsigned(i));
-        g->setType(fields[i]);
+        g->setType((*fields)[i]);
         g->setLoc({op.line, 1});
         if (auto e = define(op, i, g))
           return e;
@@ -280,17 +287,13 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       if (auto e = define(op, 0, c))
         return e;
     } else if (op.outputs.size() > 1) {
-      std::vector<Type> fields;
-      for (const std::string &o : op.outputs) {
-        auto t = operandType(op, o);
-        if (!t)
-          return t.takeError();
-        fields.push_back(*t);
-      }
-      c->setType(tupleType(fields));
+      auto fields = outputTypes(op);
+      if (!fields)
+        return fields.takeError();
+      c->setType(tupleType(*fields));
       for (size_t i = 0; i < op.outputs.size(); ++i) {
         TupleGetItem g = tupleGetItem(c, i);
-        g->setType(fields[i]);
+        g->setType((*fields)[i]);
         if (auto e = define(op, i, g))
           return e;
       }

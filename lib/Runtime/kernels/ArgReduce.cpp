@@ -16,25 +16,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeExtremeOfAll(const CallNode &c, bo
 
 namespace {
 
-struct Line {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-
-llvm::Expected<Line> lineOf(const CallNode &c, llvm::ArrayRef<int64_t> shape, int64_t dim) {
-  if (shape.empty())
-    return Line{};
-  int a = normAxis(dim, shape.size());
-  if (a < 0 || a >= int(shape.size()))
-    return kernelError(c, "dim " + llvm::Twine(dim) + " out of range for " + shapeToString(shape));
-  Line l;
-  for (int i = 0; i < a; ++i)
-    l.outer *= shape[i];
-  l.len = shape[a];
-  for (size_t i = a + 1; i < shape.size(); ++i)
-    l.inner *= shape[i];
-  return l;
-}
-
 /// `v` beats `best` for a maximum (IsMax) or a minimum.
 template <bool IsMax> bool better(float v, float best) {
   if (std::isnan(best))
@@ -47,7 +28,7 @@ template <bool IsMax> bool better(float v, float best) {
 /// Values (optional) and indices (optional) of the extreme along the line.
 template <bool IsMax> class ExtremeKernel final : public OpKernel {
 public:
-  ExtremeKernel(Line l, bool values, bool indices) : l_(l), values_(values), indices_(indices) {}
+  ExtremeKernel(AxisLine l, bool values, bool indices) : l_(l), values_(values), indices_(indices) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     const float *x = in[0]->data<float>();
@@ -71,7 +52,7 @@ public:
   }
 
 private:
-  Line l_;
+  AxisLine l_;
   bool values_, indices_;
 };
 
@@ -87,7 +68,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeMaxMin(const CallNode &c,
     return in.takeError();
   if (auto e = requireF32(c))
     return e;
-  auto l = lineOf(c, *in, dv->getInt());
+  auto l = axisLine(c, *in, dv->getInt());
   if (!l)
     return l.takeError();
   if (l->len == 0)
@@ -107,11 +88,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeArg(const CallNode &c, const Kerne
   if (auto e = requireF32(c))
     return e;
   const AttrValue *dv = c.attrs().find("dim");
-  Line l;
+  AxisLine l;
   if (!dv || dv->isNone()) {
     l.len = numElements(*in);
   } else {
-    auto a = lineOf(c, *in, dv->getInt());
+    auto a = axisLine(c, *in, dv->getInt());
     if (!a)
       return a.takeError();
     l = *a;
@@ -126,7 +107,7 @@ KC_REGISTER_KERNEL(argmin, "torch.argmin", makeArg<false>);
 /// torch.topk along a dim.
 class TopkKernel final : public OpKernel {
 public:
-  TopkKernel(Line l, int64_t k, bool largest) : l_(l), k_(k), largest_(largest) {}
+  TopkKernel(AxisLine l, int64_t k, bool largest) : l_(l), k_(k), largest_(largest) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     const float *x = in[0]->data<float>();
@@ -159,7 +140,7 @@ public:
   }
 
 private:
-  Line l_;
+  AxisLine l_;
   int64_t k_;
   bool largest_;
 };
@@ -170,7 +151,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const Kern
     return in.takeError();
   if (auto e = requireF32(c))
     return e;
-  auto l = lineOf(c, *in, c.attrs().getInt("dim", -1));
+  auto l = axisLine(c, *in, c.attrs().getInt("dim", -1));
   if (!l)
     return l.takeError();
   int64_t k = c.attrs().getInt("k", 1);
@@ -188,7 +169,7 @@ KC_REGISTER_KERNEL(topk, "torch.topk", makeTopk);
 /// PyTorch on the CPU), `inner` positions at a time.
 template <bool Sum> class ScanKernel final : public OpKernel {
 public:
-  explicit ScanKernel(Line l) : l_(l) {}
+  explicit ScanKernel(AxisLine l) : l_(l) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     const float *x = in[0]->data<float>();
@@ -208,7 +189,7 @@ public:
   }
 
 private:
-  Line l_;
+  AxisLine l_;
 };
 
 template <bool Sum>
@@ -220,7 +201,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeScan(const CallNode &c, const Kern
     return e;
   if (outputDType(c) != DType::F32)
     return kernelError(c, "only an f32 result is supported");
-  auto l = lineOf(c, *in, c.attrs().getInt("dim", 0));
+  auto l = axisLine(c, *in, c.attrs().getInt("dim", 0));
   if (!l)
     return l.takeError();
   return std::unique_ptr<OpKernel>(new ScanKernel<Sum>(*l));

@@ -27,46 +27,29 @@ bool checkIndices(const int64_t *idx, int64_t count, int64_t n, ExecContext &ctx
 
 int64_t wrap(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
 
-/// (outer, n, inner) around `dim` of `shape`.
-struct Line {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-llvm::Expected<Line> lineOf(const CallNode &c, llvm::ArrayRef<int64_t> shape, int64_t dim) {
-  int a = normAxis(dim, shape.size());
-  if (a < 0 || a >= int(shape.size()))
-    return kernelError(c, "dim " + llvm::Twine(dim) + " out of range for " + shapeToString(shape));
-  Line l;
-  for (int i = 0; i < a; ++i)
-    l.outer *= shape[i];
-  l.n = shape[a];
-  for (size_t i = a + 1; i < shape.size(); ++i)
-    l.inner *= shape[i];
-  return l;
-}
-
 /// out[o, j, i] = in[o, index[j], i]: index_select, and embedding (the
 /// table as in, outer 1).
 class SelectKernel final : public OpKernel {
 public:
-  SelectKernel(Line l, int64_t count, int input, int index, Tensor table, size_t esize)
+  SelectKernel(AxisLine l, int64_t count, int input, int index, Tensor table, size_t esize)
       : l_(l), count_(count), input_(input), index_(index), table_(std::move(table)),
         esize_(esize) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &ctx) override {
     const int64_t *idx = in[index_]->data<int64_t>();
-    if (!checkIndices(idx, count_, l_.n, ctx))
+    if (!checkIndices(idx, count_, l_.len, ctx))
       return;
     auto *x = static_cast<const uint8_t *>(table_.raw() ? table_.raw() : in[input_]->raw());
     auto *y = static_cast<uint8_t *>(out[0]->raw());
     size_t row = size_t(l_.inner) * esize_;
     parallelFor(l_.outer * count_, l_.outer * count_ * l_.inner > 65536, [&](int64_t oj) {
       int64_t o = oj / count_, j = oj % count_;
-      std::memcpy(y + oj * row, x + (o * l_.n + wrap(idx[j], l_.n)) * row, row);
+      std::memcpy(y + oj * row, x + (o * l_.len + wrap(idx[j], l_.len)) * row, row);
     });
   }
 
 private:
-  Line l_;
+  AxisLine l_;
   int64_t count_;
   int input_, index_;
   Tensor table_;
@@ -107,7 +90,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeEmbedding(const CallNode &c,
   }
   if (ts.size() != 2)
     return kernelError(c, "the table must be 2-d, got " + shapeToString(ts));
-  Line l{1, ts[0], ts[1]};
+  AxisLine l{1, ts[0], ts[1]};
   return std::unique_ptr<OpKernel>(
       new SelectKernel(l, numElements(*is), input, index, std::move(table), sizeof(float)));
 }
@@ -129,7 +112,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeIndexSelect(const CallNode &c,
     return is.takeError();
   if (operandDType(c, size_t(index)) != DType::I64 || is->size() > 1)
     return kernelError(c, "the index must be a 1-d i64 tensor");
-  auto l = lineOf(c, *s, c.attrs().getInt("dim", 0));
+  auto l = axisLine(c, *s, c.attrs().getInt("dim", 0));
   if (!l)
     return l.takeError();
   return std::unique_ptr<OpKernel>(new SelectKernel(*l, numElements(*is), input, index, Tensor(),

@@ -10,30 +10,10 @@
 namespace kc::rt {
 namespace {
 
-/// (outer, len, inner) of `shape` around `axis`.
-struct AxisView {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-
-llvm::Expected<AxisView> axisView(const CallNode &c, llvm::ArrayRef<int64_t> shape,
-                                  int64_t dim) {
-  int axis = normAxis(dim, shape.size());
-  if (axis < 0 || axis >= int(shape.size()))
-    return kernelError(c, "dim " + llvm::Twine(dim) + " out of range for " +
-                              shapeToString(shape));
-  AxisView v;
-  for (int i = 0; i < axis; ++i)
-    v.outer *= shape[i];
-  v.len = shape[axis];
-  for (size_t i = axis + 1; i < shape.size(); ++i)
-    v.inner *= shape[i];
-  return v;
-}
-
 /// GLU: out = a * sigmoid(b), a and b the two halves of the dim.
 class GluKernel final : public OpKernel {
 public:
-  explicit GluKernel(AxisView v) : v_(v) {}
+  explicit GluKernel(AxisLine v) : v_(v) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     const float *x = in[0]->data<float>();
@@ -48,7 +28,7 @@ public:
   }
 
 private:
-  AxisView v_;
+  AxisLine v_;
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeGlu(const CallNode &c, const KernelBuildContext &) {
@@ -57,7 +37,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGlu(const CallNode &c, const Kerne
     return s.takeError();
   if (auto e = requireF32(c))
     return e;
-  auto v = axisView(c, *s, c.attrs().getInt("dim", -1));
+  auto v = axisLine(c, *s, c.attrs().getInt("dim", -1));
   if (!v)
     return v.takeError();
   if (v->len % 2)
@@ -69,7 +49,7 @@ KC_REGISTER_KERNEL(glu, "nn.GLU", makeGlu);
 /// F.normalize: x / max(‖x‖_p, eps) along the dim.
 class NormalizeKernel final : public OpKernel {
 public:
-  NormalizeKernel(AxisView v, double p, float eps) : v_(v), p_(p), eps_(eps) {}
+  NormalizeKernel(AxisLine v, double p, float eps) : v_(v), p_(p), eps_(eps) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     const float *x = in[0]->data<float>();
@@ -109,7 +89,7 @@ public:
   }
 
 private:
-  AxisView v_;
+  AxisLine v_;
   double p_;
   float eps_;
 };
@@ -121,7 +101,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNormalize(const CallNode &c,
     return s.takeError();
   if (auto e = requireF32(c))
     return e;
-  auto v = axisView(c, *s, c.attrs().getInt("dim", 1));
+  auto v = axisLine(c, *s, c.attrs().getInt("dim", 1));
   if (!v)
     return v.takeError();
   double p = c.attrs().getFloat("p", 2.0);
@@ -137,7 +117,7 @@ KC_REGISTER_KERNEL(normalize, "F.normalize", makeNormalize);
 /// [c - size/2, c + (size-1)/2] (absent ones count as zero).
 class LrnKernel final : public OpKernel {
 public:
-  LrnKernel(AxisView v, int64_t size, float alpha, float beta, float k)
+  LrnKernel(AxisLine v, int64_t size, float alpha, float beta, float k)
       : v_(v), size_(size), alpha_(alpha), beta_(beta), k_(k) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
@@ -164,7 +144,7 @@ public:
   }
 
 private:
-  AxisView v_;
+  AxisLine v_;
   int64_t size_;
   float alpha_, beta_, k_;
 };
@@ -177,7 +157,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLrn(const CallNode &c, const Kerne
     return e;
   if (s->size() < 3)
     return kernelError(c, "expects (N, C, ...), got " + shapeToString(*s));
-  auto v = axisView(c, *s, 1);
+  auto v = axisLine(c, *s, 1);
   if (!v)
     return v.takeError();
   int64_t size = c.attrs().getInt("size", 0);

@@ -39,4 +39,27 @@ inline int namedOperand(const CallNode &c, llvm::StringRef name) {
   return -1;
 }
 
+/// A tensor viewed as (outer, len, inner) around one of its dims.
+struct AxisLine {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+
+/// The (outer, len, inner) view of `shape` around `dim` (negative counts
+/// from the end); a scalar is one line of one element.
+inline llvm::Expected<AxisLine> axisLine(const CallNode &c, llvm::ArrayRef<int64_t> shape,
+                                         int64_t dim) {
+  if (shape.empty())
+    return AxisLine{};
+  int a = normAxis(dim, shape.size());
+  if (a < 0 || a >= int(shape.size()))
+    return kernelError(c, "dim " + llvm::Twine(dim) + " out of range for " + shapeToString(shape));
+  AxisLine l;
+  for (int i = 0; i < a; ++i)
+    l.outer *= shape[i];
+  l.len = shape[a];
+  for (size_t i = a + 1; i < shape.size(); ++i)
+    l.inner *= shape[i];
+  return l;
+}
+
 } // namespace kc::rt
