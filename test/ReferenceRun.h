@@ -130,9 +130,8 @@ inline OutputCheck compareOutput(const rt::Tensor &got, const NpyArray &want, do
 
 /// Runs `dir/model.pnnx.param` on `dir/in*.npy` and compares with
 /// `dir/out*.npy`; one check per output, or an error where kc fails first.
-inline llvm::Expected<std::vector<OutputCheck>> runAgainstReference(const std::string &dir,
-                                                                    const RunConfig &cfg,
-                                                                    double atol, double rtol) {
+inline llvm::Expected<std::vector<OutputCheck>>
+runAgainstReference(const std::string &dir, const RunConfig &cfg, double atol, double rtol) {
   auto m = loadForRun(dir + "/model.pnnx.param", cfg);
   if (!m)
     return m.takeError();

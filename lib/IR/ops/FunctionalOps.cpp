@@ -55,11 +55,13 @@ llvm::Expected<Type> convRule(const CallNode &c, size_t n, bool transposed) {
     if (same || x < 0 || k < 0)
       continue;
     CheckedInt span = CheckedInt(d[i]) * (CheckedInt(k) - 1);
-    CheckedInt out = transposed ? (CheckedInt(x) - 1) * s[i] - CheckedInt(2) * p[i] + span + op[i] + 1
-                                : (CheckedInt(x) + CheckedInt(2) * p[i] - span - 1) / s[i] + 1;
+    CheckedInt out = transposed
+                         ? (CheckedInt(x) - 1) * s[i] - CheckedInt(2) * p[i] + span + op[i] + 1
+                         : (CheckedInt(x) + CheckedInt(2) * p[i] - span - 1) / s[i] + 1;
     if (out.overflowed())
       return fail(c, "the attributes give an output size outside int64");
-    if (out.value() <= 0 || (!transposed && (CheckedInt(x) + CheckedInt(2) * p[i] - span).value() <= 0))
+    if (out.value() <= 0 ||
+        (!transposed && (CheckedInt(x) + CheckedInt(2) * p[i] - span).value() <= 0))
       return fail(c, "input size " + llvm::Twine(x) + " in spatial dim " + llvm::Twine(i) +
                          " is smaller than the padded, dilated kernel");
     dims[r - n + i] = out.value();
@@ -90,7 +92,7 @@ const OpFlags kPure = OpFlags::Pure;
 
 #define KC_FCONV(ID, NAME, RULE)                                                                   \
   KC_REGISTER_OP(ID, NAME)                                                                         \
-      .describe("convolution with the weight (and bias) as operands")                             \
+      .describe("convolution with the weight (and bias) as operands")                              \
       .input("input")                                                                              \
       .input("weight")                                                                             \
       .input("bias")                                                                               \

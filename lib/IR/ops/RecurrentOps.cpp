@@ -60,8 +60,8 @@ llvm::Expected<Type> recurrent(const CallNode &c) {
       .outputs(-1)                                                                                 \
       .flags(OpFlags::Pure | OpFlags::Variadic)                                                    \
       .typeRule(recurrent)
-KC_RECURRENT(lstm_, "nn.LSTM", "long short-term memory layers").attr("proj_size",
-                                                                     AttrValue::integer(0));
+KC_RECURRENT(lstm_, "nn.LSTM", "long short-term memory layers")
+    .attr("proj_size", AttrValue::integer(0));
 KC_RECURRENT(gru_, "nn.GRU", "gated recurrent unit layers");
 KC_RECURRENT(rnn_, "nn.RNN", "Elman recurrent layers (tanh or relu)")
     .attr("nonlinearity", AttrValue::string("tanh"));

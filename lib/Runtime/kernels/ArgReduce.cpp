@@ -28,7 +28,8 @@ template <bool IsMax> bool better(float v, float best) {
 /// Values (optional) and indices (optional) of the extreme along the line.
 template <bool IsMax> class ExtremeKernel final : public OpKernel {
 public:
-  ExtremeKernel(AxisLine l, bool values, bool indices) : l_(l), values_(values), indices_(indices) {}
+  ExtremeKernel(AxisLine l, bool values, bool indices)
+      : l_(l), values_(values), indices_(indices) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     const float *x = in[0]->data<float>();

@@ -84,8 +84,7 @@ public:
       auto ld = [&](int64_t width) { return s.batchFirst || s.unbatched ? width : s.N * width; };
       project(rows(q, s.L, E), ld(E), s.L, E, w_.wq, bin, Q);
       project(rows(k, s.S, s.kdim), ld(s.kdim), s.S, s.kdim, w_.wk, bin ? bin + E : nullptr, K);
-      project(rows(v, s.S, s.vdim), ld(s.vdim), s.S, s.vdim, w_.wv, bin ? bin + 2 * E : nullptr,
-              V);
+      project(rows(v, s.S, s.vdim), ld(s.vdim), s.S, s.vdim, w_.wv, bin ? bin + 2 * E : nullptr, V);
       int64_t S = s.S;
       if (w_.biasK.raw()) {
         std::memcpy(K + S * E, w_.biasK.data<float>(), size_t(E) * sizeof(float));
@@ -145,8 +144,8 @@ private:
       for (int64_t i = 0; i < s.L; ++i)
         for (int64_t j = 0; j < s.S; ++j) {
           int64_t at = base + i * s.S + j;
-          P[i * S2 + j] += o_.maskBool ? (m.data<uint8_t>()[at] ? -INFINITY : 0.f)
-                                       : m.data<float>()[at];
+          P[i * S2 + j] +=
+              o_.maskBool ? (m.data<uint8_t>()[at] ? -INFINITY : 0.f) : m.data<float>()[at];
         }
     }
     if (o_.padding >= 0) {
@@ -194,8 +193,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAttentionVariant(const CallNode &c
       o.mask = data;
     else if (k.role == ArgRole::Named && k.name == "key_padding_mask")
       o.padding = data;
-    else if (k.role == ArgRole::Named && k.name != "query" && k.name != "key" &&
-             k.name != "value")
+    else if (k.role == ArgRole::Named && k.name != "query" && k.name != "key" && k.name != "value")
       return kernelError(c, "operand $" + k.name + " is not supported");
     else
       positional.push_back(data);
@@ -240,8 +238,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAttentionVariant(const CallNode &c
     if (t != DType::F32 && t != DType::Bool)
       return kernelError(c, "masks must be f32 or bool, got " + dtypeName(t).str());
     isBool = t == DType::Bool;
-    std::vector<int64_t> want2 = padding ? std::vector<int64_t>{s.N, s.S}
-                                         : std::vector<int64_t>{s.L, s.S};
+    std::vector<int64_t> want2 =
+        padding ? std::vector<int64_t>{s.N, s.S} : std::vector<int64_t>{s.L, s.S};
     std::vector<int64_t> want3 = {s.N * s.H, s.L, s.S};
     if (*m == want2)
       return llvm::Error::success();

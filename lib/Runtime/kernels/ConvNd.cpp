@@ -52,8 +52,8 @@ public:
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &ctx) override {
     const float *x = in[0]->data<float>();
-    const float *w = w_.weightInput >= 0 ? in[w_.weightInput]->data<float>()
-                                         : w_.weight.data<float>();
+    const float *w =
+        w_.weightInput >= 0 ? in[w_.weightInput]->data<float>() : w_.weight.data<float>();
     const float *b = w_.biasInput >= 0 ? in[w_.biasInput]->data<float>()
                      : w_.bias.raw()   ? w_.bias.data<float>()
                                        : nullptr;
@@ -237,8 +237,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConvNd(const CallNode &c,
   if (g.G <= 0 || g.C % g.G || g.OC % g.G)
     return kernelError(c, "groups=" + llvm::Twine(g.G) + " does not divide the channels");
   if (wshape.size() != n + 2)
-    return kernelError(c, "weight " + shapeToString(wshape) + " is not " + llvm::Twine(n + 2) +
-                              "-d");
+    return kernelError(c,
+                       "weight " + shapeToString(wshape) + " is not " + llvm::Twine(n + 2) + "-d");
   std::vector<int64_t> k(wshape.begin() + 2, wshape.end());
   auto s = intsN(c, "stride", n, std::vector<int64_t>(n, 1));
   auto d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
@@ -273,8 +273,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConvNd(const CallNode &c,
     if (!bs)
       return bs.takeError();
     if (numElements(*bs) != g.OC)
-      return kernelError(c, "bias " + shapeToString(*bs) + " does not have " +
-                                llvm::Twine(g.OC) + " elements");
+      return kernelError(c, "bias " + shapeToString(*bs) + " does not have " + llvm::Twine(g.OC) +
+                                " elements");
   } else if (w.bias.raw() && w.bias.numel() != g.OC) {
     return kernelError(c, "bias does not have " + llvm::Twine(g.OC) + " elements");
   }

@@ -85,8 +85,7 @@ void reduceInto(const float *src, const Buf &s, float *dst, const Buf &d) {
 
 class EinsumKernel final : public OpKernel {
 public:
-  EinsumKernel(std::vector<Step> steps, std::vector<int64_t> temps)
-      : steps_(std::move(steps)) {
+  EinsumKernel(std::vector<Step> steps, std::vector<int64_t> temps) : steps_(std::move(steps)) {
     for (int64_t n : temps)
       temps_.emplace_back(size_t(n), 0.f);
   }
@@ -94,9 +93,12 @@ public:
            ExecContext &) override {
     auto ptr = [&](const Buf &b) -> float * {
       switch (b.where) {
-      case Buf::Input: return const_cast<float *>(in[b.index]->data<float>());
-      case Buf::Output: return out[0]->data<float>();
-      case Buf::Temp: return temps_[b.index].data();
+      case Buf::Input:
+        return const_cast<float *>(in[b.index]->data<float>());
+      case Buf::Output:
+        return out[0]->data<float>();
+      case Buf::Temp:
+        return temps_[b.index].data();
       }
       return nullptr;
     };
@@ -116,8 +118,8 @@ public:
       }
       float *c = ptr(s.dst);
       for (int64_t t = 0; t < s.batch; ++t)
-        sgemm(false, false, s.M, s.N, s.K, 1.f, a + t * s.M * s.K, s.K, b + t * s.K * s.N, s.N,
-              0.f, c + t * s.M * s.N, s.N);
+        sgemm(false, false, s.M, s.N, s.K, 1.f, a + t * s.M * s.K, s.K, b + t * s.K * s.N, s.N, 0.f,
+              c + t * s.M * s.N, s.N);
     }
   }
 

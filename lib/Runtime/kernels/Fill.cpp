@@ -22,13 +22,16 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeFill(const CallNode &c, const Kern
     return kernelError(c, "value must be a number (a tensor value is not supported)");
   double d = v->isBool() ? double(v->getBool()) : v->getNumber();
   switch (outputDType(c)) {
-  case DType::F32: return std::unique_ptr<OpKernel>(new FillKernel<float>(float(d)));
+  case DType::F32:
+    return std::unique_ptr<OpKernel>(new FillKernel<float>(float(d)));
   case DType::I64:
-    return std::unique_ptr<OpKernel>(new FillKernel<int64_t>(v->isInt() ? v->getInt() : int64_t(d)));
-  case DType::Bool: return std::unique_ptr<OpKernel>(new FillKernel<uint8_t>(d != 0));
+    return std::unique_ptr<OpKernel>(
+        new FillKernel<int64_t>(v->isInt() ? v->getInt() : int64_t(d)));
+  case DType::Bool:
+    return std::unique_ptr<OpKernel>(new FillKernel<uint8_t>(d != 0));
   default:
-    return kernelError(c, "a result of type " + dtypeName(outputDType(c)).str() +
-                              " is not supported");
+    return kernelError(c,
+                       "a result of type " + dtypeName(outputDType(c)).str() + " is not supported");
   }
 }
 KC_REGISTER_KERNEL(fill, "Tensor.fill", makeFill);

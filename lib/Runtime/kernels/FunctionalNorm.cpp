@@ -87,13 +87,15 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeBatchNorm(const CallNode &c,
     if (auto e = requireF32(c, {i}))
       return e;
   int64_t C = (*s)[1];
-  for (auto [i, what] : {std::pair<int, const char *>{mean, "running_mean"}, {var, "running_var"},
-                         {a.weight, "weight"}, {a.bias, "bias"}})
+  for (auto [i, what] : {std::pair<int, const char *>{mean, "running_mean"},
+                         {var, "running_var"},
+                         {a.weight, "weight"},
+                         {a.bias, "bias"}})
     if (auto e = checkLength(c, i, C, what))
       return e;
   int64_t inner = numElements(*s) / std::max<int64_t>(1, (*s)[0] * C);
-  return std::unique_ptr<OpKernel>(new BatchNormKernel(
-      (*s)[0], C, inner, float(c.attrs().getFloat("eps", 1e-5)), mean, var, a));
+  return std::unique_ptr<OpKernel>(
+      new BatchNormKernel((*s)[0], C, inner, float(c.attrs().getFloat("eps", 1e-5)), mean, var, a));
 }
 KC_REGISTER_KERNEL(fbatchnorm, "F.batch_norm", makeBatchNorm);
 
@@ -167,7 +169,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c,
   if (!s)
     return s.takeError();
   std::vector<int64_t> ns = c.attrs().getInts("normalized_shape");
-  if (ns.empty() || ns.size() > s->size() || !std::equal(ns.begin(), ns.end(), s->end() - ns.size()))
+  if (ns.empty() || ns.size() > s->size() ||
+      !std::equal(ns.begin(), ns.end(), s->end() - ns.size()))
     return kernelError(c, "normalized_shape " + shapeToString(ns) + " does not end " +
                               shapeToString(*s));
   Affine a = affineOperands(c);
@@ -197,9 +200,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGroupNorm(const CallNode &c,
   if (auto e = checkAffine(c, a, C))
     return e;
   int64_t inner = numElements(*s) / ((*s)[0] * C);
-  return std::unique_ptr<OpKernel>(new RowNormKernel((*s)[0] * G, C / G * inner,
-                                                     float(c.attrs().getFloat("eps", 1e-5)), a,
-                                                     true, C, inner));
+  return std::unique_ptr<OpKernel>(new RowNormKernel(
+      (*s)[0] * G, C / G * inner, float(c.attrs().getFloat("eps", 1e-5)), a, true, C, inner));
 }
 KC_REGISTER_KERNEL(fgroupnorm, "F.group_norm", makeGroupNorm<false>);
 KC_REGISTER_KERNEL(finstnorm, "F.instance_norm", makeGroupNorm<true>);

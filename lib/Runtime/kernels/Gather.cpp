@@ -18,8 +18,8 @@ namespace {
 bool checkIndices(const int64_t *idx, int64_t count, int64_t n, ExecContext &ctx) {
   for (int64_t i = 0; i < count; ++i)
     if (idx[i] < -n || idx[i] >= n) {
-      ctx.error = "index " + std::to_string(idx[i]) + " is out of range for a dim of " +
-                  std::to_string(n);
+      ctx.error =
+          "index " + std::to_string(idx[i]) + " is out of range for a dim of " + std::to_string(n);
       return false;
     }
   return true;
@@ -115,8 +115,9 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeIndexSelect(const CallNode &c,
   auto l = axisLine(c, *s, c.attrs().getInt("dim", 0));
   if (!l)
     return l.takeError();
-  return std::unique_ptr<OpKernel>(new SelectKernel(*l, numElements(*is), input, index, Tensor(),
-                                                    std::max<size_t>(dtypeSize(outputDType(c)), 1)));
+  return std::unique_ptr<OpKernel>(
+      new SelectKernel(*l, numElements(*is), input, index, Tensor(),
+                       std::max<size_t>(dtypeSize(outputDType(c)), 1)));
 }
 KC_REGISTER_KERNEL(index_select, "torch.index_select", makeIndexSelect);
 

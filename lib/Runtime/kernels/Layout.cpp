@@ -315,8 +315,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeDiag(const CallNode &c, const Kern
   const std::vector<int64_t> &m = toMatrix ? s->out : s->in;
   if (m.size() != 2)
     return kernelError(c, "expects a vector or a matrix, got " + shapeToString(s->in));
-  return std::unique_ptr<OpKernel>(new DiagKernel(m[0], m[1], c.attrs().getInt("diagonal", 0),
-                                                  toMatrix, elemSize(c)));
+  return std::unique_ptr<OpKernel>(
+      new DiagKernel(m[0], m[1], c.attrs().getInt("diagonal", 0), toMatrix, elemSize(c)));
 }
 KC_REGISTER_KERNEL(diag, "torch.diag", makeDiag);
 
@@ -409,8 +409,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeT(const CallNode &c, const KernelB
     return in.takeError();
   if (in->size() < 2)
     return kernelAs(c, "nn.Identity", {}, ctx);
-  return kernelAs(c, "torch.transpose", {{"dim0", AttrValue::integer(0)},
-                                         {"dim1", AttrValue::integer(1)}}, ctx);
+  return kernelAs(c, "torch.transpose",
+                  {{"dim0", AttrValue::integer(0)}, {"dim1", AttrValue::integer(1)}}, ctx);
 }
 KC_REGISTER_KERNEL(t, "torch.t", makeT);
 

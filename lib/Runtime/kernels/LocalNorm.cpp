@@ -77,7 +77,7 @@ public:
             acc[i] += std::pow(std::fabs(double(r[i])), p);
       }
       for (int64_t i = 0; i < inner; ++i) {
-        double n = p == 2 ? std::sqrt(acc[i])
+        double n = p == 2                    ? std::sqrt(acc[i])
                    : p == 1 || std::isinf(p) ? acc[i]
                                              : std::pow(acc[i], 1.0 / p);
         acc[i] = 1.0 / std::max(n, double(eps_));

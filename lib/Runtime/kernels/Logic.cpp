@@ -15,7 +15,23 @@ namespace kc::rt {
 namespace {
 
 enum class Fn {
-  Eq, Ne, Gt, Ge, Lt, Le, And, Or, Xor, Not, BitAnd, BitOr, BitXor, BitNot, Shl, Shr, Where,
+  Eq,
+  Ne,
+  Gt,
+  Ge,
+  Lt,
+  Le,
+  And,
+  Or,
+  Xor,
+  Not,
+  BitAnd,
+  BitOr,
+  BitXor,
+  BitNot,
+  Shl,
+  Shr,
+  Where,
   MaskedFill
 };
 
@@ -55,9 +71,18 @@ public:
           continue;
         }
         switch (g.dtype) {
-        case DType::F32: dv[a] = static_cast<const float *>(base[a])[off[a]]; allInt = false; break;
-        case DType::I64: iv[a] = static_cast<const int64_t *>(base[a])[off[a]]; dv[a] = double(iv[a]); break;
-        default: iv[a] = static_cast<const uint8_t *>(base[a])[off[a]] != 0; dv[a] = double(iv[a]); break;
+        case DType::F32:
+          dv[a] = static_cast<const float *>(base[a])[off[a]];
+          allInt = false;
+          break;
+        case DType::I64:
+          iv[a] = static_cast<const int64_t *>(base[a])[off[a]];
+          dv[a] = double(iv[a]);
+          break;
+        default:
+          iv[a] = static_cast<const uint8_t *>(base[a])[off[a]] != 0;
+          dv[a] = double(iv[a]);
+          break;
         }
       }
       apply(y, o, dv, iv, allInt);
@@ -76,28 +101,57 @@ public:
 private:
   void store(void *y, int64_t o, double d, int64_t i, bool asInt) const {
     switch (out_) {
-    case DType::F32: static_cast<float *>(y)[o] = asInt ? float(i) : float(d); break;
-    case DType::I64: static_cast<int64_t *>(y)[o] = asInt ? i : int64_t(d); break;
-    default: static_cast<uint8_t *>(y)[o] = asInt ? i != 0 : d != 0; break;
+    case DType::F32:
+      static_cast<float *>(y)[o] = asInt ? float(i) : float(d);
+      break;
+    case DType::I64:
+      static_cast<int64_t *>(y)[o] = asInt ? i : int64_t(d);
+      break;
+    default:
+      static_cast<uint8_t *>(y)[o] = asInt ? i != 0 : d != 0;
+      break;
     }
   }
 
   void apply(void *y, int64_t o, const double *d, const int64_t *i, bool allInt) const {
     bool b = false;
     switch (fn_) {
-    case Fn::Eq: b = allInt ? i[0] == i[1] : d[0] == d[1]; break;
-    case Fn::Ne: b = allInt ? i[0] != i[1] : d[0] != d[1]; break;
-    case Fn::Gt: b = allInt ? i[0] > i[1] : d[0] > d[1]; break;
-    case Fn::Ge: b = allInt ? i[0] >= i[1] : d[0] >= d[1]; break;
-    case Fn::Lt: b = allInt ? i[0] < i[1] : d[0] < d[1]; break;
-    case Fn::Le: b = allInt ? i[0] <= i[1] : d[0] <= d[1]; break;
-    case Fn::And: b = (d[0] != 0) && (d[1] != 0); break;
-    case Fn::Or: b = (d[0] != 0) || (d[1] != 0); break;
-    case Fn::Xor: b = (d[0] != 0) != (d[1] != 0); break;
-    case Fn::Not: b = d[0] == 0; break;
-    case Fn::BitAnd: return store(y, o, 0, i[0] & i[1], true);
-    case Fn::BitOr: return store(y, o, 0, i[0] | i[1], true);
-    case Fn::BitXor: return store(y, o, 0, i[0] ^ i[1], true);
+    case Fn::Eq:
+      b = allInt ? i[0] == i[1] : d[0] == d[1];
+      break;
+    case Fn::Ne:
+      b = allInt ? i[0] != i[1] : d[0] != d[1];
+      break;
+    case Fn::Gt:
+      b = allInt ? i[0] > i[1] : d[0] > d[1];
+      break;
+    case Fn::Ge:
+      b = allInt ? i[0] >= i[1] : d[0] >= d[1];
+      break;
+    case Fn::Lt:
+      b = allInt ? i[0] < i[1] : d[0] < d[1];
+      break;
+    case Fn::Le:
+      b = allInt ? i[0] <= i[1] : d[0] <= d[1];
+      break;
+    case Fn::And:
+      b = (d[0] != 0) && (d[1] != 0);
+      break;
+    case Fn::Or:
+      b = (d[0] != 0) || (d[1] != 0);
+      break;
+    case Fn::Xor:
+      b = (d[0] != 0) != (d[1] != 0);
+      break;
+    case Fn::Not:
+      b = d[0] == 0;
+      break;
+    case Fn::BitAnd:
+      return store(y, o, 0, i[0] & i[1], true);
+    case Fn::BitOr:
+      return store(y, o, 0, i[0] | i[1], true);
+    case Fn::BitXor:
+      return store(y, o, 0, i[0] ^ i[1], true);
     case Fn::BitNot:
       return store(y, o, 0, out_ == DType::Bool ? !i[0] : ~i[0], true);
     case Fn::Shl:
@@ -135,10 +189,18 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLogic(const CallNode &c, const Ker
   std::vector<const char *> names;
   switch (F) {
   case Fn::Not:
-  case Fn::BitNot: names = {"input"}; break;
-  case Fn::Where: names = {"condition", "input", "other"}; break;
-  case Fn::MaskedFill: names = {"input", "mask", "value"}; break;
-  default: names = {"input", "other"}; break;
+  case Fn::BitNot:
+    names = {"input"};
+    break;
+  case Fn::Where:
+    names = {"condition", "input", "other"};
+    break;
+  case Fn::MaskedFill:
+    names = {"input", "mask", "value"};
+    break;
+  default:
+    names = {"input", "other"};
+    break;
   }
   std::vector<Arg> args;
   size_t nextPositional = 0;

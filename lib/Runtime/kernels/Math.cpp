@@ -51,8 +51,7 @@ private:
   int64_t outer_, inner_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeCross(const CallNode &c,
-                                                    const KernelBuildContext &) {
+llvm::Expected<std::unique_ptr<OpKernel>> makeCross(const CallNode &c, const KernelBuildContext &) {
   auto a = inputShape(c, 0);
   if (!a)
     return a.takeError();

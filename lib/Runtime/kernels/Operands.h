@@ -8,8 +8,8 @@ namespace kc::rt {
 /// The element type of data argument `i`, or Unknown.
 inline DType operandDType(const CallNode &c, size_t i) {
   auto args = dataArgs(c);
-  auto *tt = i < args.size() ? llvm::dyn_cast_or_null<TensorTypeNode>(args[i]->type().get())
-                             : nullptr;
+  auto *tt =
+      i < args.size() ? llvm::dyn_cast_or_null<TensorTypeNode>(args[i]->type().get()) : nullptr;
   return tt ? tt->dtype() : DType::Unknown;
 }
 
@@ -19,8 +19,8 @@ inline llvm::Error requireF32(const CallNode &c, std::initializer_list<size_t> i
   for (size_t i : indices) {
     DType t = operandDType(c, i);
     if (t != DType::F32)
-      return kernelError(c, "operand " + llvm::Twine(i) + " must be f32, got " +
-                                dtypeName(t).str());
+      return kernelError(c,
+                         "operand " + llvm::Twine(i) + " must be f32, got " + dtypeName(t).str());
   }
   return llvm::Error::success();
 }

@@ -93,8 +93,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePaddedConv(const CallNode &c,
   }
   Type paddedType = tensorType(DType::F32, padded);
   auto pad = kernelAs(c, "F.pad", c.args().take_front(1), c.keys().take_front(1),
-                      {{"pad", AttrValue::intList(pairs)}, {"mode", AttrValue::string(mode)}},
-                      ctx, paddedType);
+                      {{"pad", AttrValue::intList(pairs)}, {"mode", AttrValue::string(mode)}}, ctx,
+                      paddedType);
   if (!pad)
     return pad.takeError();
   // The same call on the padded input, without padding.

@@ -11,8 +11,8 @@
 // to the power 1/p.
 //
 //===----------------------------------------------------------------------===//
-#include "Operands.h"
 #include "PoolNd.h"
+#include "Operands.h"
 
 namespace kc::rt {
 namespace {
@@ -82,8 +82,8 @@ private:
     int64_t best = (r[0].first * g.in[1] + r[1].first) * g.in[2] + r[2].first;
     for (int64_t a = 0; a < r[0].count; ++a)
       for (int64_t b = 0; b < r[1].count; ++b) {
-        int64_t row = ((r[0].first + a * r[0].step) * g.in[1] + r[1].first + b * r[1].step) *
-                      g.in[2];
+        int64_t row =
+            ((r[0].first + a * r[0].step) * g.in[1] + r[1].first + b * r[1].step) * g.in[2];
         for (int64_t c = 0; c < r[2].count; ++c) {
           int64_t at = row + r[2].first + c * r[2].step;
           float v = src[at];
@@ -103,8 +103,9 @@ private:
     double sum = 0;
     for (int64_t a = 0; a < r[0].count; ++a)
       for (int64_t b = 0; b < r[1].count; ++b) {
-        const float *row = src + ((r[0].first + a * r[0].step) * g.in[1] + r[1].first +
-                                  b * r[1].step) * g.in[2] + r[2].first;
+        const float *row =
+            src + ((r[0].first + a * r[0].step) * g.in[1] + r[1].first + b * r[1].step) * g.in[2] +
+            r[2].first;
         if (kind_ == PoolKind::Lp)
           for (int64_t c = 0; c < r[2].count; ++c)
             sum += std::pow(double(row[c]), norm_);
@@ -136,17 +137,15 @@ private:
 };
 
 /// The number of spatial dims of an op, from its name.
-size_t spatialDims(llvm::StringRef op) {
-  return op.contains("3d") ? 3 : op.contains("2d") ? 2 : 1;
-}
+size_t spatialDims(llvm::StringRef op) { return op.contains("3d") ? 3 : op.contains("2d") ? 2 : 1; }
 
 } // namespace
 
 llvm::Expected<std::unique_ptr<OpKernel>> makePoolNd(const CallNode &c,
                                                      const KernelBuildContext &) {
   llvm::StringRef op = c.calleeName();
-  PoolKind kind = op.contains("Adaptive") ? (op.contains("Max") ? PoolKind::AdaptiveMax
-                                                                : PoolKind::AdaptiveAvg)
+  PoolKind kind = op.contains("Adaptive")
+                      ? (op.contains("Max") ? PoolKind::AdaptiveMax : PoolKind::AdaptiveAvg)
                   : op.contains("LPPool") ? PoolKind::Lp
                   : op.contains("Max")    ? PoolKind::Max
                                           : PoolKind::Avg;
@@ -197,8 +196,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePoolNd(const CallNode &c,
   double norm = c.attrs().getFloat("norm_type", 2.0);
   if (kind == PoolKind::Lp && !(norm != 0))
     return kernelError(c, "norm_type must not be 0");
-  return std::unique_ptr<OpKernel>(new PoolNdKernel(
-      kind, g, c.attrs().getBool("count_include_pad", true), divisor, norm));
+  return std::unique_ptr<OpKernel>(
+      new PoolNdKernel(kind, g, c.attrs().getBool("count_include_pad", true), divisor, norm));
 }
 
 KC_REGISTER_KERNEL(maxpool3d, "nn.MaxPool3d", makePoolNd);

@@ -52,8 +52,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c,
   if (auto e = requireF32(c, {0, 1}))
     return e;
   if (x->empty() || w->size() != 2 || (*w)[1] != x->back())
-    return kernelError(c, "weight " + shapeToString(*w) + " does not fit input " +
-                              shapeToString(*x));
+    return kernelError(c,
+                       "weight " + shapeToString(*w) + " does not fit input " + shapeToString(*x));
   if (bi >= 0) {
     auto b = inputShape(c, size_t(bi));
     if (!b)
@@ -61,8 +61,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c,
     if (auto e = requireF32(c, {size_t(bi)}))
       return e;
     if (numElements(*b) != (*w)[0])
-      return kernelError(c, "bias " + shapeToString(*b) + " does not have " +
-                                llvm::Twine((*w)[0]) + " elements");
+      return kernelError(c, "bias " + shapeToString(*b) + " does not have " + llvm::Twine((*w)[0]) +
+                                " elements");
   }
   return std::unique_ptr<OpKernel>(
       new LinearKernel(numElements(*x) / x->back(), x->back(), (*w)[0], bi));
@@ -129,15 +129,14 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAddProduct(const CallNode &c,
     strides[i] = is[i] == 1 ? 0 : st;
     st *= is[i];
   }
-  return std::unique_ptr<OpKernel>(new AddProductKernel(
-      A[0], A[1], B[2], A[2], float(c.attrs().getFloat("alpha", 1.0)),
-      float(c.attrs().getFloat("beta", 1.0)), std::move(strides)));
+  return std::unique_ptr<OpKernel>(
+      new AddProductKernel(A[0], A[1], B[2], A[2], float(c.attrs().getFloat("alpha", 1.0)),
+                           float(c.attrs().getFloat("beta", 1.0)), std::move(strides)));
 }
 KC_REGISTER_KERNEL(addmm, "torch.addmm", makeAddProduct<2>);
 KC_REGISTER_KERNEL(baddbmm, "torch.baddbmm", makeAddProduct<3>);
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeMv(const CallNode &c,
-                                                 const KernelBuildContext &ctx) {
+llvm::Expected<std::unique_ptr<OpKernel>> makeMv(const CallNode &c, const KernelBuildContext &ctx) {
   return kernelAs(c, "torch.matmul", {}, ctx);
 }
 KC_REGISTER_KERNEL(mv, "torch.mv", makeMv);

@@ -6,8 +6,7 @@ namespace kc::rt {
 llvm::Expected<std::unique_ptr<OpKernel>> kernelAs(const CallNode &c, llvm::StringRef opName,
                                                    llvm::ArrayRef<Expr> args,
                                                    llvm::ArrayRef<ArgKey> keys, Attrs attrs,
-                                                   const KernelBuildContext &ctx,
-                                                   Type resultType) {
+                                                   const KernelBuildContext &ctx, Type resultType) {
   const OpDef *op = OpRegistry::global().lookup(opName);
   KernelFactory factory = KernelRegistry::global().lookup(op);
   if (!factory)

@@ -42,9 +42,9 @@ public:
   size_t workspaceBytes() const override {
     const Shape &s = s_;
     int64_t seq = s.T * s.N * std::max(s.F, s.D * s.P);
-    int64_t floats = 3 * seq                      // input, two layer outputs
-                     + s.T * s.N * gates() * s.H  // input projections
-                     + s.N * gates() * s.H        // hidden projection
+    int64_t floats = 3 * seq                     // input, two layer outputs
+                     + s.T * s.N * gates() * s.H // input projections
+                     + s.N * gates() * s.H       // hidden projection
                      + 3 * s.N * std::max(s.H, s.P) + 64;
     return size_t(floats) * sizeof(float);
   }
@@ -67,8 +67,7 @@ public:
       for (int64_t d = 0; d < s.D; ++d) {
         const Direction &w = dirs_[l * s.D + d];
         // The input projection of every step at once.
-        sgemm(false, true, T * N, G, inF, 1.f, layerIn, inF, w.wih.data<float>(), inF, 0.f, gx,
-              G);
+        sgemm(false, true, T * N, G, inF, 1.f, layerIn, inF, w.wih.data<float>(), inF, 0.f, gx, G);
         if (w.bih.raw())
           addRows(gx, T * N, G, w.bih.data<float>());
         int64_t slot = l * s.D + d;
@@ -253,9 +252,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRecurrent(const CallNode &c,
         int64_t rows, cols;
         bool required;
       };
-      for (Want x : {Want{"weight_ih", &w.wih, G, inF, true}, Want{"weight_hh", &w.whh, G, s.P, true},
-                     Want{"bias_ih", &w.bih, G, 1, false}, Want{"bias_hh", &w.bhh, G, 1, false},
-                     Want{"weight_hr", &w.whr, s.P, s.H, proj > 0}}) {
+      for (Want x :
+           {Want{"weight_ih", &w.wih, G, inF, true}, Want{"weight_hh", &w.whh, G, s.P, true},
+            Want{"bias_ih", &w.bih, G, 1, false}, Want{"bias_hh", &w.bhh, G, 1, false},
+            Want{"weight_hr", &w.whr, s.P, s.H, proj > 0}}) {
         if (!x.required && std::string(x.name) == "weight_hr")
           continue;
         auto t = weightTensor(c, x.name + sfx, x.required, WeightUse::ReadOnly);
@@ -263,8 +263,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRecurrent(const CallNode &c,
           return t.takeError();
         if (t->raw() && t->numel() != x.rows * x.cols)
           return kernelError(c, llvm::Twine("weight ") + x.name + sfx + " " +
-                                    shapeToString(t->shape()) +
-                                    " should have " + llvm::Twine(x.rows * x.cols) + " elements");
+                                    shapeToString(t->shape()) + " should have " +
+                                    llvm::Twine(x.rows * x.cols) + " elements");
         *x.dst = std::move(*t);
       }
       dirs.push_back(std::move(w));

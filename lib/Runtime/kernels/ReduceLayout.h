@@ -18,8 +18,8 @@ struct ReduceLayout {
     for (int64_t d : dims) {
       int a = normAxis(d, shape.size());
       if (a < 0 || a >= int(shape.size()))
-        return kernelError(c, "dim " + llvm::Twine(d) + " out of range for " +
-                                  shapeToString(shape));
+        return kernelError(c,
+                           "dim " + llvm::Twine(d) + " out of range for " + shapeToString(shape));
       red[a] = true;
     }
     std::vector<int64_t> stride(shape.size());

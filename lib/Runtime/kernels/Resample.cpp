@@ -10,8 +10,8 @@
 // The last dim is the inner loop, over contiguous output.
 //
 //===----------------------------------------------------------------------===//
-#include "Operands.h"
 #include "Resample.h"
+#include "Operands.h"
 
 #include <cmath>
 

@@ -197,10 +197,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeDeformConv(const CallNode &c,
        d = intsN(c, "dilation", 2, {1, 1});
   if (s.size() != 2 || p.size() != 2 || d.size() != 2)
     return kernelError(c, "malformed stride, padding or dilation");
-  DeformConvKernel::Dims g{(*in)[0],   (*in)[1],   (*in)[2],   (*in)[3],
-                           (*out)[1],  (*out)[2],  (*out)[3],  w->dim(2),
-                           w->dim(3),  s[0],       s[1],       p[0],
-                           p[1],       d[0],       d[1],       c.attrs().getInt("groups", 1),
+  DeformConvKernel::Dims g{(*in)[0],  (*in)[1],  (*in)[2],  (*in)[3],
+                           (*out)[1], (*out)[2], (*out)[3], w->dim(2),
+                           w->dim(3), s[0],      s[1],      p[0],
+                           p[1],      d[0],      d[1],      c.attrs().getInt("groups", 1),
                            1};
   int64_t T = g.KH * g.KW;
   if (g.G <= 0 || g.C % g.G || g.OC % g.G || w->dim(1) != g.C / g.G || w->dim(0) != g.OC)
