@@ -87,41 +87,41 @@ def randomize(module, seed):
 
 X = f32(2, 3, 4, 5)
 for name, mod, ty in [
-    ("relu", nn.ReLU(), "nn.ReLU"),
-    ("relu6", nn.ReLU6(), "nn.ReLU6"),
-    ("sigmoid", nn.Sigmoid(), "nn.Sigmoid"),
-    ("tanh", nn.Tanh(), "nn.Tanh"),
-    ("silu", nn.SiLU(), "nn.SiLU"),
-    ("hardswish", nn.Hardswish(), "nn.Hardswish"),
-    ("hardsigmoid", nn.Hardsigmoid(), "nn.Hardsigmoid"),
-    ("mish", nn.Mish(), "nn.Mish"),
-    ("selu", nn.SELU(), "nn.SELU"),
-    ("softsign", nn.Softsign(), "nn.Softsign"),
-    ("logsigmoid", nn.LogSigmoid(), "nn.LogSigmoid"),
-    ("tanhshrink", nn.Tanhshrink(), "nn.Tanhshrink"),
-    ("gelu", nn.GELU(), "nn.GELU"),
-    ("gelu_tanh", nn.GELU(approximate="tanh"), "nn.GELU"),
-    ("leakyrelu", nn.LeakyReLU(0.2), "nn.LeakyReLU"),
-    ("elu", nn.ELU(alpha=0.5), "nn.ELU"),
-    ("celu", nn.CELU(alpha=1.5), "nn.CELU"),
-    ("hardtanh", nn.Hardtanh(-0.5, 1.5), "nn.Hardtanh"),
-    ("softplus", nn.Softplus(beta=2.0, threshold=1.0), "nn.Softplus"),
-    ("prelu", nn.PReLU(), "nn.LeakyReLU"),  # one constant slope
-    ("prelu_channels", nn.PReLU(3), "nn.PReLU"),
-    ("softmax", nn.Softmax(dim=1), "nn.Softmax"),
-    ("softmax_neg", nn.Softmax(dim=-2), "nn.Softmax"),
-    ("logsoftmax", nn.LogSoftmax(dim=1), "nn.LogSoftmax"),
-    ("softmin", nn.Softmin(dim=-1), "nn.Softmin"),
-    ("softmax2d", nn.Softmax2d(), "nn.Softmax2d"),
-    ("glu", nn.GLU(dim=1), "nn.GLU"),
-    ("glu_last", nn.GLU(), "nn.GLU"),
-    ("hardshrink", nn.Hardshrink(0.7), "nn.Hardshrink"),
-    ("softshrink", nn.Softshrink(0.3), "nn.Softshrink"),
-    ("threshold", nn.Threshold(0.1, 20.0), "nn.Threshold"),
-    ("rrelu", nn.RReLU(0.1, 0.3), "nn.RReLU"),
+    ("relu", lambda: nn.ReLU(), "nn.ReLU"),
+    ("relu6", lambda: nn.ReLU6(), "nn.ReLU6"),
+    ("sigmoid", lambda: nn.Sigmoid(), "nn.Sigmoid"),
+    ("tanh", lambda: nn.Tanh(), "nn.Tanh"),
+    ("silu", lambda: nn.SiLU(), "nn.SiLU"),
+    ("hardswish", lambda: nn.Hardswish(), "nn.Hardswish"),
+    ("hardsigmoid", lambda: nn.Hardsigmoid(), "nn.Hardsigmoid"),
+    ("mish", lambda: nn.Mish(), "nn.Mish"),
+    ("selu", lambda: nn.SELU(), "nn.SELU"),
+    ("softsign", lambda: nn.Softsign(), "nn.Softsign"),
+    ("logsigmoid", lambda: nn.LogSigmoid(), "nn.LogSigmoid"),
+    ("tanhshrink", lambda: nn.Tanhshrink(), "nn.Tanhshrink"),
+    ("gelu", lambda: nn.GELU(), "nn.GELU"),
+    ("gelu_tanh", lambda: nn.GELU(approximate="tanh"), "nn.GELU"),
+    ("leakyrelu", lambda: nn.LeakyReLU(0.2), "nn.LeakyReLU"),
+    ("elu", lambda: nn.ELU(alpha=0.5), "nn.ELU"),
+    ("celu", lambda: nn.CELU(alpha=1.5), "nn.CELU"),
+    ("hardtanh", lambda: nn.Hardtanh(-0.5, 1.5), "nn.Hardtanh"),
+    ("softplus", lambda: nn.Softplus(beta=2.0, threshold=1.0), "nn.Softplus"),
+    ("prelu", lambda: nn.PReLU(), "nn.LeakyReLU"),  # one constant slope
+    ("prelu_channels", lambda: nn.PReLU(3), "nn.PReLU"),
+    ("softmax", lambda: nn.Softmax(dim=1), "nn.Softmax"),
+    ("softmax_neg", lambda: nn.Softmax(dim=-2), "nn.Softmax"),
+    ("logsoftmax", lambda: nn.LogSoftmax(dim=1), "nn.LogSoftmax"),
+    ("softmin", lambda: nn.Softmin(dim=-1), "nn.Softmin"),
+    ("softmax2d", lambda: nn.Softmax2d(), "nn.Softmax2d"),
+    ("glu", lambda: nn.GLU(dim=1), "nn.GLU"),
+    ("glu_last", lambda: nn.GLU(), "nn.GLU"),
+    ("hardshrink", lambda: nn.Hardshrink(0.7), "nn.Hardshrink"),
+    ("softshrink", lambda: nn.Softshrink(0.3), "nn.Softshrink"),
+    ("threshold", lambda: nn.Threshold(0.1, 20.0), "nn.Threshold"),
+    ("rrelu", lambda: nn.RReLU(0.1, 0.3), "nn.RReLU"),
 ]:
     glu_in = f32(2, 4, 3, 6) if name.startswith("glu") else X
-    case("nn_" + name, lambda mod=mod: nn.Sequential(mod), [glu_in], ty)
+    case("nn_" + name, lambda mod=mod: nn.Sequential(mod()), [glu_in], ty)
 
 for name, f, ty in [
     ("relu", F.relu, "F.relu"),
@@ -174,18 +174,21 @@ case("F_pairwise_distance_p1",
 # --- dropout and identity-like ops (eval mode) -------------------------------
 
 for name, mod, ty in [
-    ("dropout", nn.Dropout(0.3), None),
-    ("dropout2d", nn.Dropout2d(0.3), None),
-    ("dropout3d", nn.Dropout3d(0.3), None),
-    ("alphadropout", nn.AlphaDropout(0.3), None),
-    ("identity", nn.Identity(), None),
+    ("dropout", lambda: nn.Dropout(0.3), None),
+    ("dropout2d", lambda: nn.Dropout2d(0.3), None),
+    ("dropout3d", lambda: nn.Dropout3d(0.3), None),
+    ("alphadropout", lambda: nn.AlphaDropout(0.3), None),
+    ("identity", lambda: nn.Identity(), None),
 ]:
     # pnnx removes these in eval mode: the fixture checks the graph still runs
-    case("nn_" + name, lambda mod=mod: nn.Sequential(mod, nn.ReLU()), [X], "nn.ReLU")
+    case("nn_" + name, lambda mod=mod: nn.Sequential(mod(), nn.ReLU()), [X], "nn.ReLU")
 
 
-def seq(*mods):
-    return lambda: nn.Sequential(*mods)
+def seq(make):
+    """A case's build: the module `make()` returns, in a Sequential (so that
+    pnnx keeps it a module). It is made when the case is built, after
+    seeding, never when this file is read."""
+    return lambda: nn.Sequential(make())
 
 
 # --- shapes and data movement ------------------------------------------------
@@ -238,30 +241,32 @@ case("shape_type_as", lambda: Fn(lambda x, i: x.type_as(i)), [Y, i64(5, 3)], "Te
 case("shape_squeeze", lambda: Fn(lambda x: torch.squeeze(x, 1)), [f32(2, 1, 4, 1)],
      "torch.squeeze")
 case("shape_squeeze_all", lambda: Fn(lambda x: x.squeeze()), [f32(2, 1, 4, 1)], "torch.squeeze")
-case("nn_channel_shuffle", seq(nn.ChannelShuffle(2)), [f32(2, 6, 3, 4)], "nn.ChannelShuffle")
-case("nn_pixel_shuffle", seq(nn.PixelShuffle(2)), [f32(1, 8, 3, 4)], "nn.PixelShuffle")
-case("nn_pixel_unshuffle", seq(nn.PixelUnshuffle(3)), [f32(1, 2, 6, 9)], "nn.PixelUnshuffle")
-case("nn_flatten", seq(nn.Flatten(2)), [Y], "torch.flatten")
-case("nn_unflatten", seq(nn.Unflatten(1, (1, 3))), [Y], "Tensor.unflatten")
+case("nn_channel_shuffle", seq(lambda: nn.ChannelShuffle(2)), [f32(2, 6, 3, 4)],
+     "nn.ChannelShuffle")
+case("nn_pixel_shuffle", seq(lambda: nn.PixelShuffle(2)), [f32(1, 8, 3, 4)], "nn.PixelShuffle")
+case("nn_pixel_unshuffle", seq(lambda: nn.PixelUnshuffle(3)), [f32(1, 2, 6, 9)],
+     "nn.PixelUnshuffle")
+case("nn_flatten", seq(lambda: nn.Flatten(2)), [Y], "torch.flatten")
+case("nn_unflatten", seq(lambda: nn.Unflatten(1, (1, 3))), [Y], "Tensor.unflatten")
 
 # --- padding -------------------------------------------------------------------
 
 P2 = f32(1, 2, 4, 5)
 for name, mod, inp, ty in [
-    ("zeropad2d", nn.ZeroPad2d((1, 2, 0, 3)), P2, "nn.ZeroPad2d"),
-    ("constantpad1d", nn.ConstantPad1d((2, 1), 0.5), f32(2, 3, 5), "nn.ConstantPad1d"),
-    ("constantpad2d", nn.ConstantPad2d((0, 1, 2, 1), -1.5), P2, "nn.ConstantPad2d"),
-    ("constantpad3d", nn.ConstantPad3d((1, 0, 0, 2, 1, 1), 2.0), f32(1, 2, 3, 4, 3),
+    ("zeropad2d", lambda: nn.ZeroPad2d((1, 2, 0, 3)), P2, "nn.ZeroPad2d"),
+    ("constantpad1d", lambda: nn.ConstantPad1d((2, 1), 0.5), f32(2, 3, 5), "nn.ConstantPad1d"),
+    ("constantpad2d", lambda: nn.ConstantPad2d((0, 1, 2, 1), -1.5), P2, "nn.ConstantPad2d"),
+    ("constantpad3d", lambda: nn.ConstantPad3d((1, 0, 0, 2, 1, 1), 2.0), f32(1, 2, 3, 4, 3),
      "nn.ConstantPad3d"),
-    ("reflectionpad1d", nn.ReflectionPad1d((3, 1)), f32(2, 3, 5), "nn.ReflectionPad1d"),
-    ("reflectionpad2d", nn.ReflectionPad2d((1, 3, 2, 0)), P2, "nn.ReflectionPad2d"),
-    ("reflectionpad2d_sym", nn.ReflectionPad2d(2), P2, "nn.ReflectionPad2d"),
-    ("replicationpad1d", nn.ReplicationPad1d((0, 4)), f32(2, 3, 5), "nn.ReplicationPad1d"),
-    ("replicationpad2d", nn.ReplicationPad2d((3, 1, 0, 2)), P2, "nn.ReplicationPad2d"),
-    ("replicationpad3d", nn.ReplicationPad3d((1, 2, 0, 1, 2, 0)), f32(1, 2, 3, 4, 3),
+    ("reflectionpad1d", lambda: nn.ReflectionPad1d((3, 1)), f32(2, 3, 5), "nn.ReflectionPad1d"),
+    ("reflectionpad2d", lambda: nn.ReflectionPad2d((1, 3, 2, 0)), P2, "nn.ReflectionPad2d"),
+    ("reflectionpad2d_sym", lambda: nn.ReflectionPad2d(2), P2, "nn.ReflectionPad2d"),
+    ("replicationpad1d", lambda: nn.ReplicationPad1d((0, 4)), f32(2, 3, 5), "nn.ReplicationPad1d"),
+    ("replicationpad2d", lambda: nn.ReplicationPad2d((3, 1, 0, 2)), P2, "nn.ReplicationPad2d"),
+    ("replicationpad3d", lambda: nn.ReplicationPad3d((1, 2, 0, 1, 2, 0)), f32(1, 2, 3, 4, 3),
      "nn.ReplicationPad3d"),
 ]:
-    case("nn_" + name, lambda mod=mod: nn.Sequential(mod), [inp], ty)
+    case("nn_" + name, lambda mod=mod: nn.Sequential(mod()), [inp], ty)
 
 for name, f, inp in [
     ("constant", lambda x: F.pad(x, (1, 2, 3, 0), value=0.25), P2),
@@ -282,49 +287,57 @@ for name, f, inp in [
 
 C1, C2, C3 = f32(2, 4, 9), f32(1, 4, 7, 8), f32(1, 4, 5, 6, 5)
 for name, mod, inp, ty in [
-    ("conv1d", nn.Conv1d(4, 6, 3), C1, "nn.Conv1d"),
-    ("conv1d_attrs", nn.Conv1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2, bias=False),
+    ("conv1d", lambda: nn.Conv1d(4, 6, 3), C1, "nn.Conv1d"),
+    ("conv1d_attrs", lambda: nn.Conv1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2,
+     bias=False),
      C1, "nn.Conv1d"),
-    ("conv1d_reflect", nn.Conv1d(4, 3, 3, padding=2, padding_mode="reflect"), C1, "nn.Conv1d"),
-    ("conv1d_replicate", nn.Conv1d(4, 3, 4, padding=1, padding_mode="replicate"), C1,
+    ("conv1d_reflect", lambda: nn.Conv1d(4, 3, 3, padding=2, padding_mode="reflect"), C1,
      "nn.Conv1d"),
-    ("conv1d_circular", nn.Conv1d(4, 3, 3, padding=2, padding_mode="circular"), C1, "nn.Conv1d"),
-    ("conv1d_same", nn.Conv1d(4, 3, 4, padding="same"), C1, "nn.Conv1d"),
-    ("conv2d", nn.Conv2d(4, 5, 3), C2, "nn.Conv2d"),
-    ("conv2d_attrs", nn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=(1, 2), dilation=(1, 2),
+    ("conv1d_replicate", lambda: nn.Conv1d(4, 3, 4, padding=1, padding_mode="replicate"), C1,
+     "nn.Conv1d"),
+    ("conv1d_circular", lambda: nn.Conv1d(4, 3, 3, padding=2, padding_mode="circular"), C1,
+     "nn.Conv1d"),
+    ("conv1d_same", lambda: nn.Conv1d(4, 3, 4, padding="same"), C1, "nn.Conv1d"),
+    ("conv2d", lambda: nn.Conv2d(4, 5, 3), C2, "nn.Conv2d"),
+    ("conv2d_attrs", lambda: nn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=(1, 2), dilation=(1, 2),
                                groups=2), C2, "nn.Conv2d"),
-    ("conv2d_depthwise", nn.Conv2d(4, 8, 3, padding=1, groups=4, bias=False), C2, "nn.Conv2d"),
-    ("conv2d_same", nn.Conv2d(4, 3, (2, 4), padding="same", dilation=(2, 1)), C2, "nn.Conv2d"),
-    ("conv2d_reflect", nn.Conv2d(4, 3, 3, padding=(1, 2), padding_mode="reflect"), C2,
+    ("conv2d_depthwise", lambda: nn.Conv2d(4, 8, 3, padding=1, groups=4, bias=False), C2,
      "nn.Conv2d"),
-    ("conv2d_replicate", nn.Conv2d(4, 3, 3, stride=2, padding=2, padding_mode="replicate"), C2,
+    ("conv2d_same", lambda: nn.Conv2d(4, 3, (2, 4), padding="same", dilation=(2, 1)), C2,
      "nn.Conv2d"),
-    ("conv2d_circular", nn.Conv2d(4, 3, 3, padding=(2, 1), padding_mode="circular"), C2,
+    ("conv2d_reflect", lambda: nn.Conv2d(4, 3, 3, padding=(1, 2), padding_mode="reflect"), C2,
      "nn.Conv2d"),
-    ("conv3d", nn.Conv3d(4, 3, 3), C3, "nn.Conv3d"),
-    ("conv3d_attrs", nn.Conv3d(4, 6, (2, 3, 2), stride=(1, 2, 2), padding=(1, 0, 2),
+    ("conv2d_replicate", lambda: nn.Conv2d(4, 3, 3, stride=2, padding=2, padding_mode="replicate"),
+     C2,
+     "nn.Conv2d"),
+    ("conv2d_circular", lambda: nn.Conv2d(4, 3, 3, padding=(2, 1), padding_mode="circular"), C2,
+     "nn.Conv2d"),
+    ("conv3d", lambda: nn.Conv3d(4, 3, 3), C3, "nn.Conv3d"),
+    ("conv3d_attrs", lambda: nn.Conv3d(4, 6, (2, 3, 2), stride=(1, 2, 2), padding=(1, 0, 2),
                                dilation=(2, 1, 1), groups=2, bias=False), C3, "nn.Conv3d"),
-    ("conv3d_replicate", nn.Conv3d(4, 2, 3, padding=1, padding_mode="replicate"), C3,
+    ("conv3d_replicate", lambda: nn.Conv3d(4, 2, 3, padding=1, padding_mode="replicate"), C3,
      "nn.Conv3d"),
-    ("conv3d_circular", nn.Conv3d(4, 2, 2, padding=(1, 2, 1), padding_mode="circular"), C3,
+    ("conv3d_circular", lambda: nn.Conv3d(4, 2, 2, padding=(1, 2, 1), padding_mode="circular"), C3,
      "nn.Conv3d"),
-    ("convtranspose1d", nn.ConvTranspose1d(4, 3, 3), C1, "nn.ConvTranspose1d"),
-    ("convtranspose1d_attrs", nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1,
+    ("convtranspose1d", lambda: nn.ConvTranspose1d(4, 3, 3), C1, "nn.ConvTranspose1d"),
+    ("convtranspose1d_attrs", lambda: nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1,
+     output_padding=1,
                                                  groups=2, dilation=2, bias=False), C1,
      "nn.ConvTranspose1d"),
-    ("convtranspose2d", nn.ConvTranspose2d(4, 3, 3), C2, "nn.ConvTranspose2d"),
-    ("convtranspose2d_attrs", nn.ConvTranspose2d(4, 6, (3, 2), stride=(2, 3), padding=(1, 0),
+    ("convtranspose2d", lambda: nn.ConvTranspose2d(4, 3, 3), C2, "nn.ConvTranspose2d"),
+    ("convtranspose2d_attrs", lambda: nn.ConvTranspose2d(4, 6, (3, 2), stride=(2, 3), padding=(1,
+     0),
                                                  output_padding=(1, 2), groups=2,
                                                  dilation=(1, 2)), C2, "nn.ConvTranspose2d"),
-    ("convtranspose3d", nn.ConvTranspose3d(4, 3, 2), C3, "nn.ConvTranspose3d"),
-    ("convtranspose3d_attrs", nn.ConvTranspose3d(4, 2, (3, 2, 2), stride=(2, 1, 2),
+    ("convtranspose3d", lambda: nn.ConvTranspose3d(4, 3, 2), C3, "nn.ConvTranspose3d"),
+    ("convtranspose3d_attrs", lambda: nn.ConvTranspose3d(4, 2, (3, 2, 2), stride=(2, 1, 2),
                                                  padding=(1, 0, 1), output_padding=(1, 0, 1),
                                                  groups=2, bias=False), C3,
      "nn.ConvTranspose3d"),
-    ("linear", nn.Linear(9, 5), C1, "nn.Linear"),
-    ("linear_nobias", nn.Linear(9, 4, bias=False), C1, "nn.Linear"),
+    ("linear", lambda: nn.Linear(9, 5), C1, "nn.Linear"),
+    ("linear_nobias", lambda: nn.Linear(9, 4, bias=False), C1, "nn.Linear"),
 ]:
-    case("nn_" + name, lambda mod=mod: nn.Sequential(mod), [inp], ty)
+    case("nn_" + name, lambda mod=mod: nn.Sequential(mod()), [inp], ty)
 
 # Functional forms whose weights are graph inputs (pnnx turns constant
 # weights into the nn.* module).
@@ -353,28 +366,28 @@ case("F_conv2d_const", lambda: Fn(lambda m, x: F.conv2d(x, m.w, m.b, padding=1),
 # --- normalization ------------------------------------------------------------------
 
 for name, mod, inp, ty in [
-    ("batchnorm1d", nn.BatchNorm1d(4), C1, "nn.BatchNorm1d"),
-    ("batchnorm1d_2d", nn.BatchNorm1d(9, eps=0.1), f32(3, 9), "nn.BatchNorm1d"),
-    ("batchnorm2d", nn.BatchNorm2d(4, affine=False), C2, "nn.BatchNorm2d"),
-    ("batchnorm3d", nn.BatchNorm3d(4), C3, "nn.BatchNorm3d"),
-    ("layernorm", nn.LayerNorm(8), C2, "nn.LayerNorm"),
-    ("layernorm_2dims", nn.LayerNorm((7, 8), eps=1e-3, elementwise_affine=False), C2,
+    ("batchnorm1d", lambda: nn.BatchNorm1d(4), C1, "nn.BatchNorm1d"),
+    ("batchnorm1d_2d", lambda: nn.BatchNorm1d(9, eps=0.1), f32(3, 9), "nn.BatchNorm1d"),
+    ("batchnorm2d", lambda: nn.BatchNorm2d(4, affine=False), C2, "nn.BatchNorm2d"),
+    ("batchnorm3d", lambda: nn.BatchNorm3d(4), C3, "nn.BatchNorm3d"),
+    ("layernorm", lambda: nn.LayerNorm(8), C2, "nn.LayerNorm"),
+    ("layernorm_2dims", lambda: nn.LayerNorm((7, 8), eps=1e-3, elementwise_affine=False), C2,
      "nn.LayerNorm"),
-    ("groupnorm", nn.GroupNorm(2, 4), C2, "nn.GroupNorm"),
-    ("groupnorm_noaffine", nn.GroupNorm(4, 4, eps=0.01, affine=False), C3, "nn.GroupNorm"),
-    ("groupnorm_1d", nn.GroupNorm(1, 4), C1, "nn.GroupNorm"),
-    ("instancenorm1d", nn.InstanceNorm1d(4), C1, "nn.InstanceNorm1d"),
-    ("instancenorm1d_affine", nn.InstanceNorm1d(4, eps=0.1, affine=True), C1,
+    ("groupnorm", lambda: nn.GroupNorm(2, 4), C2, "nn.GroupNorm"),
+    ("groupnorm_noaffine", lambda: nn.GroupNorm(4, 4, eps=0.01, affine=False), C3, "nn.GroupNorm"),
+    ("groupnorm_1d", lambda: nn.GroupNorm(1, 4), C1, "nn.GroupNorm"),
+    ("instancenorm1d", lambda: nn.InstanceNorm1d(4), C1, "nn.InstanceNorm1d"),
+    ("instancenorm1d_affine", lambda: nn.InstanceNorm1d(4, eps=0.1, affine=True), C1,
      "nn.InstanceNorm1d"),
-    ("instancenorm2d", nn.InstanceNorm2d(4, affine=True), C2, "nn.InstanceNorm2d"),
-    ("instancenorm2d_unbatched", nn.InstanceNorm2d(4, affine=True), f32(4, 5, 6),
+    ("instancenorm2d", lambda: nn.InstanceNorm2d(4, affine=True), C2, "nn.InstanceNorm2d"),
+    ("instancenorm2d_unbatched", lambda: nn.InstanceNorm2d(4, affine=True), f32(4, 5, 6),
      "nn.InstanceNorm2d"),
-    ("instancenorm1d_unbatched", nn.InstanceNorm1d(4), f32(4, 7), "nn.InstanceNorm1d"),
-    ("instancenorm2d_stats", nn.InstanceNorm2d(4, track_running_stats=True), C2,
+    ("instancenorm1d_unbatched", lambda: nn.InstanceNorm1d(4), f32(4, 7), "nn.InstanceNorm1d"),
+    ("instancenorm2d_stats", lambda: nn.InstanceNorm2d(4, track_running_stats=True), C2,
      "nn.InstanceNorm2d"),
-    ("instancenorm3d", nn.InstanceNorm3d(4, affine=True), C3, "nn.InstanceNorm3d"),
+    ("instancenorm3d", lambda: nn.InstanceNorm3d(4, affine=True), C3, "nn.InstanceNorm3d"),
 ]:
-    case("nn_" + name, lambda mod=mod: nn.Sequential(mod), [inp], ty)
+    case("nn_" + name, lambda mod=mod: nn.Sequential(mod()), [inp], ty)
 
 case("F_batch_norm", lambda: Fn(lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, eps=0.01)),
      [C2, f32(4), pos(4), f32(4), f32(4)], "F.batch_norm")
@@ -400,42 +413,44 @@ case("F_instance_norm_stats", lambda: Fn(lambda x, m, v: F.instance_norm(x, m, v
 
 Q1, Q2, Q3 = f32(2, 3, 11), f32(1, 3, 9, 10), f32(1, 2, 6, 7, 8)
 for name, mod, inp, ty in [
-    ("maxpool1d", nn.MaxPool1d(3), Q1, "nn.MaxPool1d"),
-    ("maxpool1d_attrs", nn.MaxPool1d(3, stride=2, padding=1, dilation=2, ceil_mode=True), Q1,
+    ("maxpool1d", lambda: nn.MaxPool1d(3), Q1, "nn.MaxPool1d"),
+    ("maxpool1d_attrs", lambda: nn.MaxPool1d(3, stride=2, padding=1, dilation=2, ceil_mode=True),
+     Q1,
      "nn.MaxPool1d"),
-    ("maxpool2d", nn.MaxPool2d(2), Q2, "nn.MaxPool2d"),
-    ("maxpool2d_attrs", nn.MaxPool2d((3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2),
+    ("maxpool2d", lambda: nn.MaxPool2d(2), Q2, "nn.MaxPool2d"),
+    ("maxpool2d_attrs", lambda: nn.MaxPool2d((3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2),
                                      ceil_mode=True), Q2, "nn.MaxPool2d"),
-    ("maxpool3d", nn.MaxPool3d(2), Q3, "nn.MaxPool3d"),
-    ("maxpool3d_attrs", nn.MaxPool3d((3, 2, 3), stride=(2, 1, 2), padding=(1, 0, 1),
+    ("maxpool3d", lambda: nn.MaxPool3d(2), Q3, "nn.MaxPool3d"),
+    ("maxpool3d_attrs", lambda: nn.MaxPool3d((3, 2, 3), stride=(2, 1, 2), padding=(1, 0, 1),
                                      dilation=(1, 2, 1), ceil_mode=True), Q3, "nn.MaxPool3d"),
-    ("avgpool1d", nn.AvgPool1d(3), Q1, "nn.AvgPool1d"),
-    ("avgpool1d_attrs", nn.AvgPool1d(4, stride=3, padding=2, ceil_mode=True,
+    ("avgpool1d", lambda: nn.AvgPool1d(3), Q1, "nn.AvgPool1d"),
+    ("avgpool1d_attrs", lambda: nn.AvgPool1d(4, stride=3, padding=2, ceil_mode=True,
                                      count_include_pad=False), Q1, "nn.AvgPool1d"),
-    ("avgpool2d", nn.AvgPool2d(3, stride=2), Q2, "nn.AvgPool2d"),
-    ("avgpool2d_attrs", nn.AvgPool2d((3, 2), stride=(2, 3), padding=(1, 1), ceil_mode=True,
+    ("avgpool2d", lambda: nn.AvgPool2d(3, stride=2), Q2, "nn.AvgPool2d"),
+    ("avgpool2d_attrs", lambda: nn.AvgPool2d((3, 2), stride=(2, 3), padding=(1, 1), ceil_mode=True,
                                      count_include_pad=False), Q2, "nn.AvgPool2d"),
-    ("avgpool2d_divisor", nn.AvgPool2d(2, padding=1, divisor_override=3), Q2, "nn.AvgPool2d"),
-    ("avgpool3d", nn.AvgPool3d(2), Q3, "nn.AvgPool3d"),
-    ("avgpool3d_attrs", nn.AvgPool3d((3, 2, 3), stride=(1, 2, 2), padding=(1, 1, 0),
+    ("avgpool2d_divisor", lambda: nn.AvgPool2d(2, padding=1, divisor_override=3), Q2,
+     "nn.AvgPool2d"),
+    ("avgpool3d", lambda: nn.AvgPool3d(2), Q3, "nn.AvgPool3d"),
+    ("avgpool3d_attrs", lambda: nn.AvgPool3d((3, 2, 3), stride=(1, 2, 2), padding=(1, 1, 0),
                                      ceil_mode=True, count_include_pad=False), Q3,
      "nn.AvgPool3d"),
-    ("avgpool3d_divisor", nn.AvgPool3d(2, stride=1, padding=1, divisor_override=5), Q3,
+    ("avgpool3d_divisor", lambda: nn.AvgPool3d(2, stride=1, padding=1, divisor_override=5), Q3,
      "nn.AvgPool3d"),
-    ("adaptiveavgpool1d", nn.AdaptiveAvgPool1d(4), Q1, "nn.AdaptiveAvgPool1d"),
-    ("adaptiveavgpool2d", nn.AdaptiveAvgPool2d((4, None)), Q2, "nn.AdaptiveAvgPool2d"),
-    ("adaptiveavgpool3d", nn.AdaptiveAvgPool3d((4, 3, None)), Q3, "nn.AdaptiveAvgPool3d"),
-    ("adaptivemaxpool1d", nn.AdaptiveMaxPool1d(5), Q1, "nn.AdaptiveMaxPool1d"),
-    ("adaptivemaxpool2d", nn.AdaptiveMaxPool2d((4, 3)), Q2, "nn.AdaptiveMaxPool2d"),
-    ("adaptivemaxpool3d", nn.AdaptiveMaxPool3d((2, 5, 3)), Q3, "nn.AdaptiveMaxPool3d"),
-    ("lppool1d", nn.LPPool1d(2, 3), pos(2, 3, 11), "nn.LPPool1d"),
-    ("lppool1d_attrs", nn.LPPool1d(3.0, 4, stride=2, ceil_mode=True), pos(2, 3, 11),
+    ("adaptiveavgpool1d", lambda: nn.AdaptiveAvgPool1d(4), Q1, "nn.AdaptiveAvgPool1d"),
+    ("adaptiveavgpool2d", lambda: nn.AdaptiveAvgPool2d((4, None)), Q2, "nn.AdaptiveAvgPool2d"),
+    ("adaptiveavgpool3d", lambda: nn.AdaptiveAvgPool3d((4, 3, None)), Q3, "nn.AdaptiveAvgPool3d"),
+    ("adaptivemaxpool1d", lambda: nn.AdaptiveMaxPool1d(5), Q1, "nn.AdaptiveMaxPool1d"),
+    ("adaptivemaxpool2d", lambda: nn.AdaptiveMaxPool2d((4, 3)), Q2, "nn.AdaptiveMaxPool2d"),
+    ("adaptivemaxpool3d", lambda: nn.AdaptiveMaxPool3d((2, 5, 3)), Q3, "nn.AdaptiveMaxPool3d"),
+    ("lppool1d", lambda: nn.LPPool1d(2, 3), pos(2, 3, 11), "nn.LPPool1d"),
+    ("lppool1d_attrs", lambda: nn.LPPool1d(3.0, 4, stride=2, ceil_mode=True), pos(2, 3, 11),
      "nn.LPPool1d"),
-    ("lppool2d", nn.LPPool2d(2, 2), pos(1, 3, 9, 10), "nn.LPPool2d"),
-    ("lppool2d_attrs", nn.LPPool2d(1.5, (3, 2), stride=(2, 1), ceil_mode=True),
+    ("lppool2d", lambda: nn.LPPool2d(2, 2), pos(1, 3, 9, 10), "nn.LPPool2d"),
+    ("lppool2d_attrs", lambda: nn.LPPool2d(1.5, (3, 2), stride=(2, 1), ceil_mode=True),
      pos(1, 3, 9, 10), "nn.LPPool2d"),
 ]:
-    case("nn_" + name, lambda mod=mod: nn.Sequential(mod), [inp], ty)
+    case("nn_" + name, lambda mod=mod: nn.Sequential(mod()), [inp], ty)
 
 case("nn_maxpool1d_indices", lambda: Fn(lambda m, x: m.p(x), p=nn.MaxPool1d(3, 2, 1,
                                                                            return_indices=True)),
@@ -471,38 +486,40 @@ for name, f, inp, ty in [
 
 U1, U2, U3 = f32(1, 2, 5), f32(1, 2, 4, 5), f32(1, 2, 3, 4, 3)
 for name, mod, inp, ty in [
-    ("upsample_nearest", nn.Upsample(scale_factor=2), U2, "nn.Upsample"),
-    ("upsample_nearest_size", nn.Upsample(size=(7, 9)), U2, "nn.Upsample"),
-    ("upsample_nearest_1d", nn.Upsample(scale_factor=2.5), U1, "nn.Upsample"),
-    ("upsample_nearest_3d", nn.Upsample(size=(5, 6, 4)), U3, "nn.Upsample"),
-    ("upsample_bilinear", nn.Upsample(scale_factor=(1.5, 2), mode="bilinear"), U2,
+    ("upsample_nearest", lambda: nn.Upsample(scale_factor=2), U2, "nn.Upsample"),
+    ("upsample_nearest_size", lambda: nn.Upsample(size=(7, 9)), U2, "nn.Upsample"),
+    ("upsample_nearest_1d", lambda: nn.Upsample(scale_factor=2.5), U1, "nn.Upsample"),
+    ("upsample_nearest_3d", lambda: nn.Upsample(size=(5, 6, 4)), U3, "nn.Upsample"),
+    ("upsample_bilinear", lambda: nn.Upsample(scale_factor=(1.5, 2), mode="bilinear"), U2,
      "nn.Upsample"),
-    ("upsample_bilinear_align", nn.Upsample(size=(7, 8), mode="bilinear", align_corners=True),
+    ("upsample_bilinear_align", lambda: nn.Upsample(size=(7, 8), mode="bilinear",
+     align_corners=True),
      U2, "nn.Upsample"),
-    ("upsample_bicubic", nn.Upsample(scale_factor=2, mode="bicubic"), U2, "nn.Upsample"),
-    ("upsample_bicubic_align", nn.Upsample(size=(6, 9), mode="bicubic", align_corners=True), U2,
+    ("upsample_bicubic", lambda: nn.Upsample(scale_factor=2, mode="bicubic"), U2, "nn.Upsample"),
+    ("upsample_bicubic_align", lambda: nn.Upsample(size=(6, 9), mode="bicubic",
+     align_corners=True), U2,
      "nn.Upsample"),
-    ("upsample_linear", nn.Upsample(scale_factor=1.7, mode="linear"), U1, "nn.Upsample"),
-    ("upsample_linear_align", nn.Upsample(size=8, mode="linear", align_corners=True), U1,
+    ("upsample_linear", lambda: nn.Upsample(scale_factor=1.7, mode="linear"), U1, "nn.Upsample"),
+    ("upsample_linear_align", lambda: nn.Upsample(size=8, mode="linear", align_corners=True), U1,
      "nn.Upsample"),
-    ("upsample_trilinear", nn.Upsample(scale_factor=(2, 1.5, 2), mode="trilinear"), U3,
+    ("upsample_trilinear", lambda: nn.Upsample(scale_factor=(2, 1.5, 2), mode="trilinear"), U3,
      "nn.Upsample"),
-    ("upsample_trilinear_align", nn.Upsample(size=(4, 6, 5), mode="trilinear",
+    ("upsample_trilinear_align", lambda: nn.Upsample(size=(4, 6, 5), mode="trilinear",
                                              align_corners=True), U3, "nn.Upsample"),
-    ("upsample_nearest_exact", nn.Upsample(size=(7, 8), mode="nearest-exact"), U2,
+    ("upsample_nearest_exact", lambda: nn.Upsample(size=(7, 8), mode="nearest-exact"), U2,
      "nn.Upsample"),
-    ("upsample_nearest_exact_1d", nn.Upsample(scale_factor=1.6, mode="nearest-exact"), U1,
+    ("upsample_nearest_exact_1d", lambda: nn.Upsample(scale_factor=1.6, mode="nearest-exact"), U1,
      "nn.Upsample"),
-    ("upsample_nearest_exact_3d", nn.Upsample(size=(4, 7, 5), mode="nearest-exact"), U3,
+    ("upsample_nearest_exact_3d", lambda: nn.Upsample(size=(4, 7, 5), mode="nearest-exact"), U3,
      "nn.Upsample"),
-    ("upsamplingnearest2d", nn.UpsamplingNearest2d(scale_factor=3), U2,
+    ("upsamplingnearest2d", lambda: nn.UpsamplingNearest2d(scale_factor=3), U2,
      "nn.UpsamplingNearest2d"),
-    ("upsamplingbilinear2d", nn.UpsamplingBilinear2d(scale_factor=2), U2,
+    ("upsamplingbilinear2d", lambda: nn.UpsamplingBilinear2d(scale_factor=2), U2,
      "nn.UpsamplingBilinear2d"),
-    ("upsamplingbilinear2d_size", nn.UpsamplingBilinear2d(size=(6, 9)), U2,
+    ("upsamplingbilinear2d_size", lambda: nn.UpsamplingBilinear2d(size=(6, 9)), U2,
      "nn.UpsamplingBilinear2d"),
 ]:
-    case("nn_" + name, lambda mod=mod: nn.Sequential(mod), [inp], ty)
+    case("nn_" + name, lambda mod=mod: nn.Sequential(mod()), [inp], ty)
 
 for name, f, inp, ty in [
     ("interpolate_nearest", lambda x: F.interpolate(x, scale_factor=(0.6, 1.5)), U2,
@@ -544,10 +561,12 @@ case("F_affine_grid_align", lambda: Fn(lambda t: F.affine_grid(t, [1, 2, 3, 4],
                                                                align_corners=True)),
      [f32(1, 2, 3)], "F.affine_grid")
 
-case("nn_unfold", seq(nn.Unfold(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1))),
+case("nn_unfold", seq(lambda: nn.Unfold(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2,
+     1))),
      [f32(1, 2, 5, 6)], "nn.Unfold")
 case("F_unfold", lambda: Fn(lambda x: F.unfold(x, 2)), [f32(2, 3, 4, 4)], "F.unfold")
-case("nn_fold", seq(nn.Fold(output_size=(4, 5), kernel_size=(2, 3), padding=1, stride=(1, 2))),
+case("nn_fold", seq(lambda: nn.Fold(output_size=(4, 5), kernel_size=(2, 3), padding=1, stride=(1,
+     2))),
      [f32(1, 12, 15)], "nn.Fold")
 case("F_fold", lambda: Fn(lambda x: F.fold(x, (5, 4), 2, dilation=(2, 1))), [f32(2, 8, 9)],
      "F.fold")

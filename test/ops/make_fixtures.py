@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Writes the op fixtures of test/ops/fixtures.
 
-For every case of cases.py: seed, build a tiny PyTorch module, give its
-parameters and buffers random values, make seeded inputs, trace it, convert
+For every case of cases.py: seed, build a tiny PyTorch module, give the
+parameters and buffers that start constant (norm affines, running
+statistics, zero biases) random values, make seeded inputs, trace it, convert
 it with the real pnnx, and write into fixtures/<case>/
 
     model.pnnx.param  model.pnnx.bin   what pnnx wrote (fp16=0)
