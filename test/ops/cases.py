@@ -808,6 +808,10 @@ case("scatter_add", lambda: Fn(lambda x, i, s: torch.scatter_add(x, 0, i, s)),
 case("tensor_index", lambda: Fn(lambda x, i: x[i]), [f32(5, 3), i64(5, 4)], "Tensor.index")
 case("tensor_index_dim", lambda: Fn(lambda x, i: x[:, i]), [f32(2, 5, 3), i64(5, 4)],
      "Tensor.index")
+case("tensor_index_apart", lambda: Fn(lambda x, i, j: x[:, i, :, j]),
+     [f32(2, 4, 3, 5), lambda: torch.randint(-4, 4, (2, 3)), i64(5, 3)], "Tensor.index")
+case("tensor_index_adjacent", lambda: Fn(lambda x, i, j: x[:, i, j]),
+     [f32(2, 4, 5, 3), i64(4, 3), lambda: torch.randint(-5, 5, (2, 1))], "Tensor.index")
 case("tensor_index_put", lambda: Fn(lambda x, i, v: x.index_put((i,), v)),
      [f32(5, 3), i64(5, 2), f32(2, 3)], "Tensor.index_put")
 case("masked_select", lambda: Fn(lambda x: torch.masked_select(x, x > 0)), [f32(2, 3)],

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/IR/Rpn.h"
+
 using namespace kc;
 using namespace kc::typerules;
 
@@ -60,6 +62,50 @@ llvm::Expected<Type> gather(const CallNode &c) {
   return tensorType(in->dtype(), idx->dims());
 }
 
+/// x[i0, None, i1]: the index tensors (inside the list expression) broadcast
+/// to B, which replaces the indexed dims where they are adjacent and comes
+/// first otherwise (NumPy's rule); the dims after the list stay.
+llvm::Expected<Type> advancedIndex(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0);
+  auto items = c.numArgs() == 2 ? listExpressionItems(*c.arg(1)) : std::nullopt;
+  if (!in)
+    return Type();
+  if (!items)
+    return fail(c, "expects an input, then a list of index operands and Nones");
+  if (items->size() > in->rank())
+    return fail(c, "more indices than the input has dims");
+  auto *list = llvm::cast<CallNode>(c.arg(1).get());
+  std::vector<int64_t> b;
+  int first = -1, last = -1, count = 0;
+  for (size_t d = 0; d < items->size(); ++d) {
+    if ((*items)[d] < 0)
+      continue;
+    auto *t = llvm::dyn_cast_or_null<TensorTypeNode>(list->arg(size_t((*items)[d]))->type().get());
+    if (!t)
+      return Type();
+    auto bs = broadcast(b, t->dims());
+    if (!bs)
+      return fail(c, "the index shapes do not broadcast");
+    b = *bs;
+    first = first < 0 ? int(d) : first;
+    last = int(d), ++count;
+  }
+  if (count == 0)
+    return fail(c, "expects at least one index tensor");
+  std::vector<int64_t> d;
+  if (last - first + 1 != count)
+    d = b;
+  for (int k = 0; k < int(items->size()); ++k) {
+    if (k == first && last - first + 1 == count)
+      d.insert(d.end(), b.begin(), b.end());
+    if ((*items)[size_t(k)] < 0)
+      d.push_back(in->dim(size_t(k)));
+  }
+  for (size_t k = items->size(); k < in->rank(); ++k)
+    d.push_back(in->dim(k));
+  return tensorType(in->dtype(), d);
+}
+
 const OpFlags kPure = OpFlags::Pure;
 
 KC_REGISTER_OP(embedding_, "nn.Embedding")
@@ -83,6 +129,12 @@ KC_REGISTER_OP(index_select_, "torch.index_select")
     .attr("dim", AttrValue::integer(0), true)
     .flags(kPure)
     .typeRule(indexSelect);
+KC_REGISTER_OP(tensor_index_, "Tensor.index")
+    .describe("x[i0, None, i1, ...]: advanced indexing by a list of i64 tensors and Nones")
+    .input("input")
+    .input("expr")
+    .flags(kPure)
+    .typeRule(advancedIndex);
 KC_REGISTER_OP(gather_, "torch.gather")
     .describe("out[..i..] = input[..index[..i..]..] along dim")
     .input("input")
