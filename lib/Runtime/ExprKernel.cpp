@@ -1,7 +1,8 @@
 //===- ExprKernel.cpp - Expression programs at run time -------------------===//
 #include "kc/Runtime/ExprKernel.h"
 #include "kc/IR/Rpn.h"
-#include "kernels/KernelUtils.h"
+#include "kernels/CallInfo.h"
+#include "kernels/Parallel.h"
 
 #include "llvm/ADT/StringSwitch.h"
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Operands.h"
+#include "Parallel.h"
 
 namespace kc::rt {
 
@@ -108,19 +109,23 @@ KC_REGISTER_KERNEL(argmin, "torch.argmin", makeArg<false>);
 /// torch.topk along a dim.
 class TopkKernel final : public OpKernel {
 public:
-  TopkKernel(AxisLine l, int64_t k, bool largest) : l_(l), k_(k), largest_(largest) {}
+  TopkKernel(AxisLine l, int64_t k, bool largest) : l_(l), k_(k), largest_(largest) {
+    scratch_.floats = 2 * l.len; // the order of one line's indices, int64
+  }
+  size_t workspaceBytes() const override { return scratch_.bytes(); }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &ctx) override {
     const float *x = in[0]->data<float>();
     float *v = out[0]->data<float>();
     int64_t *ix = out[1]->data<int64_t>();
     const int64_t len = l_.len, inner = l_.inner, k = k_;
     bool largest = largest_;
-    parallelFor(l_.outer * inner, l_.outer * len * inner > 32768, [&](int64_t oi) {
+    const int64_t lines = l_.outer * inner;
+    bool worthIt = lines * len > 32768;
+    parallelForScratch(lines, worthIt, scratch_, ctx.workspace, [&](int64_t oi, float *s) {
       int64_t o = oi / inner, i = oi % inner;
       const float *xs = x + o * len * inner + i;
-      thread_local std::vector<int64_t> order;
-      order.resize(size_t(len));
+      int64_t *order = reinterpret_cast<int64_t *>(s);
       for (int64_t j = 0; j < len; ++j)
         order[j] = j;
       auto first = [&](int64_t a, int64_t b) {
@@ -132,7 +137,7 @@ public:
           return largest ? p > q : p < q;
         return a < b;
       };
-      std::partial_sort(order.begin(), order.begin() + k, order.end(), first);
+      std::partial_sort(order, order + k, order + len, first);
       for (int64_t j = 0; j < k; ++j) {
         v[(o * k + j) * inner + i] = xs[order[j] * inner];
         ix[(o * k + j) * inner + i] = order[j];
@@ -144,6 +149,7 @@ private:
   AxisLine l_;
   int64_t k_;
   bool largest_;
+  ThreadScratch scratch_;
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const KernelBuildContext &) {
@@ -170,15 +176,19 @@ KC_REGISTER_KERNEL(topk, "torch.topk", makeTopk);
 /// PyTorch on the CPU), `inner` positions at a time.
 template <bool Sum> class ScanKernel final : public OpKernel {
 public:
-  explicit ScanKernel(AxisLine l) : l_(l) {}
+  explicit ScanKernel(AxisLine l) : l_(l) {
+    scratch_.floats = 2 * l.inner; // one double accumulator per inner position
+  }
+  size_t workspaceBytes() const override { return scratch_.bytes(); }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &ctx) override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t len = l_.len, inner = l_.inner;
-    parallelFor(l_.outer, l_.outer * len * inner > 32768, [&](int64_t o) {
-      thread_local std::vector<double> acc;
-      acc.assign(size_t(inner), Sum ? 0.0 : 1.0);
+    bool worthIt = l_.outer * len * inner > 32768;
+    parallelForScratch(l_.outer, worthIt, scratch_, ctx.workspace, [&](int64_t o, float *s) {
+      double *acc = reinterpret_cast<double *>(s);
+      std::fill(acc, acc + inner, Sum ? 0.0 : 1.0);
       const float *xs = x + o * len * inner;
       float *ys = y + o * len * inner;
       for (int64_t j = 0; j < len; ++j)
@@ -191,6 +201,7 @@ public:
 
 private:
   AxisLine l_;
+  ThreadScratch scratch_;
 };
 
 template <bool Sum>

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionVariants.h"
+#include "Blas.h"
 #include "Operands.h"
 
 #include <cstring>

@@ -1,7 +1,7 @@
 //===- AttentionVariants.h - The general nn.MultiheadAttention --*- C++ -*-===//
 #pragma once
 
-#include "KernelUtils.h"
+#include "CallInfo.h"
 
 namespace kc::rt {
 

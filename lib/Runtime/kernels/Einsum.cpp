@@ -10,6 +10,7 @@
 // sgemm per (b, h), and a permute or a trace is one pass of copies.
 //
 //===----------------------------------------------------------------------===//
+#include "Blas.h"
 #include "Operands.h"
 
 #include "kc/IR/Einsum.h"

@@ -1,5 +1,6 @@
 //===- FoldUnfold.cpp - nn.Unfold (im2col) and nn.Fold (col2im) -----------===//
 #include "Operands.h"
+#include "Parallel.h"
 
 #include <cstring>
 

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "MeanVariance.h"
 #include "Operands.h"
+#include "Parallel.h"
 
 namespace kc::rt {
 namespace {

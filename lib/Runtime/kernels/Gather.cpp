@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Operands.h"
+#include "Parallel.h"
 
 #include <cstring>
 

@@ -8,6 +8,7 @@
 // repeat one per copy), or gathers where runs are short (a flip).
 //
 //===----------------------------------------------------------------------===//
+#include "Parallel.h"
 #include "Rebind.h"
 
 #include <cstring>

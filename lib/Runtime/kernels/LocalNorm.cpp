@@ -5,7 +5,9 @@
 // `inner`, which is contiguous, so that they vectorize.
 //
 //===----------------------------------------------------------------------===//
+#include "Epilogue.h"
 #include "Operands.h"
+#include "Parallel.h"
 
 namespace kc::rt {
 namespace {
@@ -49,16 +51,20 @@ KC_REGISTER_KERNEL(glu, "nn.GLU", makeGlu);
 /// F.normalize: x / max(‖x‖_p, eps) along the dim.
 class NormalizeKernel final : public OpKernel {
 public:
-  NormalizeKernel(AxisLine v, double p, float eps) : v_(v), p_(p), eps_(eps) {}
+  NormalizeKernel(AxisLine v, double p, float eps) : v_(v), p_(p), eps_(eps) {
+    scratch_.floats = 2 * v.inner; // one double norm per inner position
+  }
+  size_t workspaceBytes() const override { return scratch_.bytes(); }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &ctx) override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t len = v_.len, inner = v_.inner;
     const double p = p_;
-    parallelFor(v_.outer, v_.outer * len * inner > 32768, [&](int64_t o) {
-      thread_local std::vector<double> acc;
-      acc.assign(size_t(inner), 0.0);
+    bool worthIt = v_.outer * len * inner > 32768;
+    parallelForScratch(v_.outer, worthIt, scratch_, ctx.workspace, [&](int64_t o, float *s) {
+      double *acc = reinterpret_cast<double *>(s);
+      std::fill(acc, acc + inner, 0.0);
       const float *xs = x + o * len * inner;
       float *ys = y + o * len * inner;
       for (int64_t j = 0; j < len; ++j) {
@@ -92,6 +98,7 @@ private:
   AxisLine v_;
   double p_;
   float eps_;
+  ThreadScratch scratch_;
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeNormalize(const CallNode &c,
@@ -118,18 +125,21 @@ KC_REGISTER_KERNEL(normalize, "F.normalize", makeNormalize);
 class LrnKernel final : public OpKernel {
 public:
   LrnKernel(AxisLine v, int64_t size, float alpha, float beta, float k)
-      : v_(v), size_(size), alpha_(alpha), beta_(beta), k_(k) {}
+      : v_(v), size_(size), alpha_(alpha), beta_(beta), k_(k) {
+    scratch_.floats = v.inner; // the window's sum of squares per inner position
+  }
+  size_t workspaceBytes() const override { return scratch_.bytes(); }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &ctx) override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t C = v_.len, inner = v_.inner;
-    parallelFor(v_.outer * C, v_.outer * C * inner * size_ > 32768, [&](int64_t oc) {
+    bool worthIt = v_.outer * C * inner * size_ > 32768;
+    parallelForScratch(v_.outer * C, worthIt, scratch_, ctx.workspace, [&](int64_t oc, float *acc) {
       int64_t o = oc / C, ch = oc % C;
       int64_t lo = std::max<int64_t>(0, ch - size_ / 2);
       int64_t hi = std::min<int64_t>(C - 1, ch + (size_ - 1) / 2);
-      thread_local std::vector<float> acc;
-      acc.assign(size_t(inner), 0.f);
+      std::fill(acc, acc + inner, 0.f);
       for (int64_t j = lo; j <= hi; ++j) {
         const float *r = x + (o * C + j) * inner;
         for (int64_t i = 0; i < inner; ++i)
@@ -147,6 +157,7 @@ private:
   AxisLine v_;
   int64_t size_;
   float alpha_, beta_, k_;
+  ThreadScratch scratch_;
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeLrn(const CallNode &c, const KernelBuildContext &) {

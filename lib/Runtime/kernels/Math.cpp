@@ -1,5 +1,6 @@
 //===- Math.cpp - lgamma, cross, pairwise_distance ------------------------===//
 #include "Operands.h"
+#include "Parallel.h"
 
 namespace kc::rt {
 namespace {

@@ -1,7 +1,7 @@
 //===- Operands.h - Checks of a call's operands at kernel build -*- C++ -*-===//
 #pragma once
 
-#include "KernelUtils.h"
+#include "CallInfo.h"
 
 namespace kc::rt {
 

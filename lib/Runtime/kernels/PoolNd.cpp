@@ -11,8 +11,9 @@
 // to the power 1/p.
 //
 //===----------------------------------------------------------------------===//
-#include "PoolNd.h"
 #include "Operands.h"
+#include "Parallel.h"
+#include "PoolNd.h"
 
 namespace kc::rt {
 namespace {

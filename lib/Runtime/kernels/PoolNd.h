@@ -1,7 +1,7 @@
 //===- PoolNd.h - Pooling over 1 to 3 spatial dims --------------*- C++ -*-===//
 #pragma once
 
-#include "KernelUtils.h"
+#include "CallInfo.h"
 
 namespace kc::rt {
 

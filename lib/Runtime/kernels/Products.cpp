@@ -1,9 +1,10 @@
 //===- Products.cpp - F.linear, addmm, baddbmm, mv ------------------------===//
 //
 // Matrix products whose factors are all operands, on the sgemm of
-// KernelUtils.h (OpenBLAS, split over kc's threads).
+// Blas.h (OpenBLAS, split over kc's threads).
 //
 //===----------------------------------------------------------------------===//
+#include "Blas.h"
 #include "Operands.h"
 #include "Rebind.h"
 

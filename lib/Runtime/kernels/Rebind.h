@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "KernelUtils.h"
+#include "CallInfo.h"
 
 namespace kc::rt {
 

@@ -11,6 +11,7 @@
 // n = tanh(x_n + r · (h_n + b_hn)); RNN tanh or relu.
 //
 //===----------------------------------------------------------------------===//
+#include "Blas.h"
 #include "Operands.h"
 
 #include <cstring>

@@ -1,7 +1,7 @@
 //===- ReduceLayout.h - Where a reduction reads -----------------*- C++ -*-===//
 #pragma once
 
-#include "KernelUtils.h"
+#include "CallInfo.h"
 
 namespace kc::rt {
 

@@ -10,8 +10,9 @@
 // The last dim is the inner loop, over contiguous output.
 //
 //===----------------------------------------------------------------------===//
-#include "Resample.h"
 #include "Operands.h"
+#include "Parallel.h"
+#include "Resample.h"
 
 #include <cmath>
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Operands.h"
+#include "Parallel.h"
 
 namespace kc::rt {
 namespace {

@@ -5,7 +5,8 @@
 // used as is (1/scale), otherwise in/out.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtils.h"
+#include "CallInfo.h"
+#include "Parallel.h"
 #include "Resample.h"
 
 namespace kc::rt {
@@ -76,17 +77,9 @@ private:
   std::vector<float> lh_, lw_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
-                                                       const KernelBuildContext &ctx) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample2d(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> *in = &io.in, *out = &io.out;
   std::string mode = c.attrs().getString("mode", "nearest");
-  if (in->size() != 4 || out->size() != 4 || (mode != "nearest" && mode != "bilinear"))
-    return makeResample(c, ctx);
   bool align = c.attrs().getBool("align_corners", false);
   int64_t H = (*in)[2], W = (*in)[3], OH = (*out)[2], OW = (*out)[3];
   double rh = double(H) / OH, rw = double(W) / OW;
@@ -98,6 +91,19 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
   }
   return std::unique_ptr<OpKernel>(new UpsampleKernel((*in)[0] * (*in)[1], H, W, OH, OW,
                                                       mode == "bilinear", align, rh, rw));
+}
+
+/// 4-d nearest and bilinear run here; every other mode and rank on the
+/// general kernel (Resample.cpp).
+llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
+                                                       const KernelBuildContext &ctx) {
+  auto io = callShapes(c);
+  if (!io)
+    return io.takeError();
+  std::string mode = c.attrs().getString("mode", "nearest");
+  if (io->in.size() != 4 || io->out.size() != 4 || (mode != "nearest" && mode != "bilinear"))
+    return makeResample(c, ctx);
+  return makeUpsample2d(c, *io);
 }
 
 } // namespace

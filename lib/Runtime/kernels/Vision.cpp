@@ -9,7 +9,9 @@
 // multiplies with the weights.
 //
 //===----------------------------------------------------------------------===//
+#include "Blas.h"
 #include "Operands.h"
+#include "Parallel.h"
 
 namespace kc::rt {
 namespace {
