@@ -1,7 +1,7 @@
 //===- ModelFiles.h - The real PNNX files the unit tests read ---*- C++ -*-===//
 ///
 /// \file
-/// Lists the reference models (`modelsDir()/<name>/model.pnnx.param`, each
+/// Lists the op fixtures of test/ops, the reference models (`modelsDir()/<name>/model.pnnx.param`, each
 /// with its `.bin`) and every `.param` of the old-pnnx corpus (recursively;
 /// the `.bin` beside `X.pnnx.param` is `X.pnnx.bin`, and many are absent).
 /// Sorted, so failures are reported in a stable order.
@@ -35,12 +35,11 @@ inline std::string binBeside(llvm::StringRef param) {
   return llvm::sys::fs::exists(bin) ? bin : std::string();
 }
 
-/// Every `<dir>/<name>/model.pnnx.param` under the models folder.
-inline std::vector<ModelFile> referenceModels() {
+/// Every `<dir>/<name>/model.pnnx.param`, sorted.
+inline std::vector<ModelFile> modelsIn(const std::string &dir) {
   std::vector<ModelFile> out;
   std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(modelsDir(), ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     llvm::SmallString<256> p(it->path());
     llvm::sys::path::append(p, "model.pnnx.param");
     if (llvm::sys::fs::exists(p))
@@ -49,6 +48,14 @@ inline std::vector<ModelFile> referenceModels() {
   std::sort(out.begin(), out.end(),
             [](const ModelFile &a, const ModelFile &b) { return a.param < b.param; });
   return out;
+}
+
+/// The reference models of the models folder.
+inline std::vector<ModelFile> referenceModels() { return modelsIn(modelsDir()); }
+
+/// The op fixtures of the project, test/ops/fixtures.
+inline std::vector<ModelFile> opFixtures() {
+  return modelsIn(std::string(KC_SOURCE_DIR) + "/test/ops/fixtures");
 }
 
 /// Every `*.param` under the corpus folder, recursively.

@@ -162,3 +162,39 @@ TEST_CASE("op cost: the profile gives each step's shapes and FLOPs") {
   }
   CHECK(found);
 }
+
+TEST_CASE("op cost: ops whose factors are operands, einsum, recurrent layers") {
+  // fixture -> FLOPs of its one computing call, from the shapes in its .param.
+  std::map<std::string, double> expected = {
+      // [3,5] outputs of 4 multiply-adds.
+      {"einsum_matmul", 2 * 3 * 4 * 5},
+      // i=2, k=3, l=4, j=2: 48 combinations of 3 operands.
+      {"einsum_three", 3 * 2 * 3 * 4 * 2},
+      // [1,3,7,9] = 189 outputs of 4 x 3x2 multiply-adds, + bias.
+      {"F_conv2d", 2 * 189 * 24 + 189},
+      // 5 steps x batch 2, weights 12x6 + 12x4.
+      {"nn_gru", 2 * 10 * (72 + 48)},
+      // [3,5] outputs of 4 multiply-adds, + the added input.
+      {"prod_addmm", 2 * 15 * 4 + 15},
+  };
+  for (auto &[fixture, flops] : expected) {
+    CAPTURE(fixture);
+    auto m = loadModule(std::string(KC_SOURCE_DIR) + "/test/ops/fixtures/" + fixture +
+                        "/model.pnnx.param");
+    REQUIRE_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
+    REQUIRE(!inferTypes(**m));
+    std::optional<double> got;
+    int computing = 0;
+    PostOrderVisit((*m)->main()->body(), [&](const Expr &e) {
+      auto *c = llvm::dyn_cast<CallNode>(e.get());
+      if (!c || !c->opDef())
+        return;
+      auto f = flopCount(*c);
+      if (f && *f > 0)
+        got = f, ++computing;
+    });
+    CHECK(computing == 1);
+    REQUIRE(got.has_value());
+    CHECK(*got == flops);
+  }
+}

@@ -1,6 +1,8 @@
 //===- Attr.cpp - Typed attribute values ----------------------------------===//
 #include "kc/IR/Attr.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -169,7 +171,20 @@ std::string formatDouble(double d) {
   return s;
 }
 
-static std::string quote(const std::string &s) { return "\"" + s + "\""; }
+std::string quoteString(llvm::StringRef s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      r += '\\', r += c;
+    else if (c == '\n')
+      r += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      r += "\\x" + llvm::utohexstr(static_cast<unsigned char>(c), /*LowerCase=*/true, 2);
+    else
+      r += c;
+  }
+  return r + "\"";
+}
 
 static std::string complexToString(std::complex<double> c) {
   return "(" + formatDouble(c.real()) + (std::signbit(c.imag()) ? "" : "+") +
@@ -182,7 +197,7 @@ std::string attrToString(const AttrValue &v) {
   case AttrValue::Kind::Bool: return v.getBool() ? "true" : "false";
   case AttrValue::Kind::Int: return std::to_string(v.getInt());
   case AttrValue::Kind::Float: return formatDouble(v.getFloat());
-  case AttrValue::Kind::String: return quote(v.getString());
+  case AttrValue::Kind::String: return quoteString(v.getString());
   case AttrValue::Kind::Complex: return complexToString(v.getComplex());
   default: break;
   }
@@ -202,7 +217,7 @@ std::string attrToString(const AttrValue &v) {
     break;
   case AttrValue::Kind::StringList:
     for (size_t i = 0; i < v.getStringList().size(); ++i)
-      sep(i), s += quote(v.getStringList()[i]);
+      sep(i), s += quoteString(v.getStringList()[i]);
     break;
   case AttrValue::Kind::ComplexList:
     for (size_t i = 0; i < v.getComplexList().size(); ++i)

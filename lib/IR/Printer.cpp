@@ -19,23 +19,8 @@ static bool isBareName(llvm::StringRef s) {
   return true;
 }
 
-static std::string quoted(llvm::StringRef s) {
-  std::string r = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      r += '\\', r += c;
-    else if (c == '\n')
-      r += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      r += "\\x" + llvm::utohexstr(static_cast<unsigned char>(c), /*LowerCase=*/true, 2);
-    else
-      r += c;
-  }
-  return r + "\"";
-}
-
 std::string printableName(llvm::StringRef name) {
-  return isBareName(name) ? name.str() : quoted(name);
+  return isBareName(name) ? name.str() : quoteString(name);
 }
 
 std::string printLiteral(const ConstantNode &c) {
@@ -43,7 +28,7 @@ std::string printLiteral(const ConstantNode &c) {
   if (v.isNone())
     return "none";
   if (v.isString())
-    return quoted(v.getString());
+    return quoteString(v.getString());
   auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get());
   return attrToString(v) + ":" + (tt ? dtypeName(tt->dtype()).str() : "null");
 }
@@ -141,7 +126,7 @@ public:
     }
     line += " : " + typeToString(c->type());
     if (!c->name().empty())
-      line += " name(" + quoted(c->name()) + ")";
+      line += " name(" + quoteString(c->name()) + ")";
     return define(line);
   }
 

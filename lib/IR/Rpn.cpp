@@ -1,6 +1,7 @@
 //===- Rpn.cpp - Reverse-Polish expression programs -----------------------===//
 #include "kc/IR/Rpn.h"
 #include "kc/IR/TypeInference.h"
+#include "kc/Import/PnnxParam.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -18,8 +19,11 @@ std::vector<std::string> RpnProgram::toTokens() const {
       t.push_back("%" + std::to_string(i.arg));
       break;
     case RpnInstr::Kind::Literal:
-      t.push_back((i.literal.isString() ? i.literal.getString() : attrToString(i.literal)) + ":" +
-                  dtypeName(i.literalType).str());
+      // A string between quotes, unescaped (the token is itself a quoted
+      // string of the program); a complex number as `(re+imj)`.
+      t.push_back(
+          (i.literal.isString() ? "\"" + i.literal.getString() + "\"" : attrToString(i.literal)) +
+          ":" + dtypeName(i.literalType).str());
       break;
     case RpnInstr::Kind::Apply:
       t.push_back(i.op->name() + (i.op->arity() < 0 ? "/" + std::to_string(i.numOperands) : ""));
@@ -73,7 +77,8 @@ llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
       RpnInstr in(RpnInstr::Kind::Literal);
       in.literal = k->scalar();
       auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(k->type().get());
-      in.literalType = tt ? tt->dtype() : DType::F32;
+      // A typeless literal (none, a bare word) stays typeless: `:null`.
+      in.literalType = tt ? tt->dtype() : DType::Unknown;
       p.code.push_back(in);
       track(p, depth, +1);
     } else if (auto *c = llvm::dyn_cast<CallNode>(e)) {
@@ -115,7 +120,7 @@ llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, un
     }
     size_t colon = tok.rfind(':');
     if (colon != llvm::StringRef::npos && !tok.take_front(colon).empty() &&
-        (isdigit((unsigned char)tok[0]) || tok[0] == '-' || tok[0] == '"' ||
+        (isdigit((unsigned char)tok[0]) || tok[0] == '-' || tok[0] == '"' || tok[0] == '(' ||
          tok.startswith("true") || tok.startswith("false") || tok.startswith("none") ||
          tok.startswith("inf") || tok.startswith("nan"))) {
       RpnInstr in(RpnInstr::Kind::Literal);
@@ -130,8 +135,11 @@ llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, un
         in.literal = AttrValue::boolean(text == "true");
       else if (text == "none")
         in.literal = AttrValue::none();
-      else if (text.startswith("\""))
-        in.literal = AttrValue::string(text.trim('"').str());
+      else if (text.size() >= 2 && text.startswith("\"") && text.endswith("\""))
+        in.literal = AttrValue::string(text.drop_front().drop_back().str());
+      else if (text.size() > 2 && text.startswith("(") && text.endswith("j)") &&
+               parseParamValue(text.drop_front().drop_back()).kind() == AttrValue::Kind::Complex)
+        in.literal = parseParamValue(text.drop_front().drop_back());
       else if (!text.getAsInteger(10, iv))
         in.literal = AttrValue::integer(iv);
       else if (text == "inf" || text == "-inf" || text == "nan" || text == "-nan")
@@ -223,5 +231,56 @@ KC_REGISTER_OP(rpn, kRpnOpName)
     .attr("program", AttrValue::stringList({}), /*required=*/true)
     .flags(OpFlags::Pure | OpFlags::Variadic | OpFlags::Elementwise)
     .typeRule(rpnTypeRule);
+
+std::optional<std::vector<int>> listExpressionItems(const ExprNode &e) {
+  auto *c = llvm::dyn_cast<CallNode>(&e);
+  auto *fn = c ? llvm::dyn_cast<FunctionNode>(c->callee().get()) : nullptr;
+  auto *body = fn && fn->isPrimitive() ? llvm::dyn_cast<CallNode>(fn->body().get()) : nullptr;
+  if (!body)
+    return std::nullopt;
+  std::vector<int> items;
+  if (body->calleeName() == "list") {
+    for (size_t i = 0; i < body->numArgs(); ++i) {
+      const ExprNode *a = body->arg(i).get();
+      if (auto *k = llvm::dyn_cast<ConstantNode>(a); k && k->isScalar() && k->scalar().isNone()) {
+        items.push_back(-1);
+        continue;
+      }
+      auto params = fn->params();
+      auto p = llvm::find_if(params, [&](const Var &v) { return v.get() == a; });
+      if (p == params.end())
+        return std::nullopt;
+      items.push_back(int(p - params.begin()));
+    }
+    return items;
+  }
+  if (body->calleeName() != kRpnOpName)
+    return std::nullopt;
+  const AttrValue *prog = body->attrs().find("program");
+  if (!prog || !prog->isStringList())
+    return std::nullopt;
+  auto p = parseRpnTokens(prog->getStringList(), fn->params().size());
+  if (!p) {
+    llvm::consumeError(p.takeError());
+    return std::nullopt;
+  }
+  if (p->code.empty())
+    return std::nullopt;
+  // Operands and Nones, then one `list` of all of them.
+  for (size_t i = 0; i + 1 < p->code.size(); ++i) {
+    const RpnInstr &in = p->code[i];
+    if (in.kind == RpnInstr::Kind::Arg)
+      items.push_back(int(in.arg));
+    else if (in.kind == RpnInstr::Kind::Literal && in.literal.isNone())
+      items.push_back(-1);
+    else
+      return std::nullopt;
+  }
+  const RpnInstr &last = p->code.back();
+  if (last.kind != RpnInstr::Kind::Apply || last.op->name() != "list" ||
+      last.numOperands != items.size())
+    return std::nullopt;
+  return items;
+}
 
 } // namespace kc

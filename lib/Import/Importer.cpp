@@ -7,6 +7,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <functional>
+
 namespace kc {
 
 std::string weightPathFor(llvm::StringRef paramPath) {
@@ -37,6 +39,17 @@ private:
   llvm::Expected<Type> typeOf(const ParamOp &op, const ShapeDecl &d) const;
   /// The declared type of an operand, or null when it has no annotation.
   llvm::Expected<Type> operandType(const ParamOp &op, const std::string &operand) const;
+  /// The declared types of the op's outputs (null where not annotated).
+  llvm::Expected<std::vector<Type>> outputTypes(const ParamOp &op) const {
+    std::vector<Type> fields;
+    for (const std::string &o : op.outputs) {
+      auto t = operandType(op, o);
+      if (!t)
+        return t.takeError();
+      fields.push_back(*t);
+    }
+    return fields;
+  }
   llvm::Expected<Constant> weight(const ParamOp &op, const std::string &key, const ShapeDecl &d);
   llvm::Error define(const ParamOp &op, size_t outIndex, Expr value);
 
@@ -163,13 +176,17 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
     if (op.type == "pnnx.Output") {
       if (!op.outputs.empty())
         return opError(op, "expected no outputs");
-      for (const Expr &in : inputs) {
-        // A tuple or list feeding the output is flattened, as ncnn does.
-        if (auto *t = llvm::dyn_cast<TupleNode>(in.get()))
-          outputs.insert(outputs.end(), t->fields().begin(), t->fields().end());
+      // A tuple or list feeding the output is flattened, as ncnn does; so
+      // are tuples in it (nn.LSTM's output and (h, c)).
+      std::function<void(const Expr &)> flatten = [&](const Expr &e) {
+        if (auto *t = llvm::dyn_cast<TupleNode>(e.get()))
+          for (const Expr &f : t->fields())
+            flatten(f);
         else
-          outputs.push_back(in);
-      }
+          outputs.push_back(e);
+      };
+      for (const Expr &in : inputs)
+        flatten(in);
       continue;
     }
     if (op.type == "pnnx.Attribute") {
@@ -181,6 +198,28 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       (*c)->setLoc({op.line, 1});
       if (auto e = define(op, 0, *c))
         return e;
+      continue;
+    }
+    if (op.type == "prim::TupleUnpack") {
+      // pnnx writes some multi-result ops (a max pool with its indices) as
+      // one tuple result unpacked here: that op is given the fields as
+      // its results, as if it had been written with several.
+      if (op.inputs.size() != 1 || op.outputs.empty())
+        return opError(op, "expected 1 input and at least 1 output");
+      auto fields = outputTypes(op);
+      if (!fields)
+        return fields.takeError();
+      const Expr &whole = inputs[0];
+      if (llvm::isa<CallNode>(whole.get()) &&
+          !llvm::isa_and_nonnull<TupleTypeNode>(whole->type().get()))
+        whole->setType(tupleType(*fields));
+      for (size_t i = 0; i < op.outputs.size(); ++i) {
+        TupleGetItem g = tupleGetItem(whole, unsigned(i));
+        g->setType((*fields)[i]);
+        g->setLoc({op.line, 1});
+        if (auto e = define(op, i, g))
+          return e;
+      }
       continue;
     }
     if (op.type == "prim::TupleConstruct") {
@@ -248,17 +287,13 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       if (auto e = define(op, 0, c))
         return e;
     } else if (op.outputs.size() > 1) {
-      std::vector<Type> fields;
-      for (const std::string &o : op.outputs) {
-        auto t = operandType(op, o);
-        if (!t)
-          return t.takeError();
-        fields.push_back(*t);
-      }
-      c->setType(tupleType(fields));
+      auto fields = outputTypes(op);
+      if (!fields)
+        return fields.takeError();
+      c->setType(tupleType(*fields));
       for (size_t i = 0; i < op.outputs.size(); ++i) {
         TupleGetItem g = tupleGetItem(c, i);
-        g->setType(fields[i]);
+        g->setType((*fields)[i]);
         if (auto e = define(op, i, g))
           return e;
       }

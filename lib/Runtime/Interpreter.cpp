@@ -252,7 +252,9 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
       const Tensor &r = R.bound[S.root(unsigned(v))];
       R.bound[v] = Tensor::view(S.values[v].dtype, S.values[v].shape, r.raw());
     }
-  ExecContext ctx{R.workspace.get(), I.workspaceBytes};
+  ExecContext ctx;
+  ctx.workspace = R.workspace.get();
+  ctx.workspaceBytes = I.workspaceBytes;
   llvm::SmallVector<const Tensor *, 8> in;
   llvm::SmallVector<Tensor *, 4> out;
   for (size_t s = 0; s < S.steps.size(); ++s) {
@@ -272,6 +274,10 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
     } else {
       st.kernel->run(in, out, ctx);
     }
+    if (!ctx.error.empty())
+      return error(st.op + (st.name.empty() ? "" : " '" + st.name + "'") +
+                   (st.loc.valid() ? " (line " + llvm::Twine(st.loc.line) + ")" : "") + ": " +
+                   ctx.error);
     if (I.opts.checkNan)
       for (size_t o = 0; o < out.size(); ++o)
         if (hasNan(*out[o]))

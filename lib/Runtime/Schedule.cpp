@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kc/Runtime/Schedule.h"
 #include "kc/IR/OpCost.h"
+#include "kc/IR/Rpn.h"
 #include "kc/IR/Uses.h"
 #include "kc/Runtime/ExprKernel.h"
 
@@ -258,6 +259,25 @@ void Scheduler::visit(const Expr &e) {
     ids_[n] = {fields[g->index()]};
     return;
   }
+  if (auto items = listExpressionItems(*n)) {
+    // A list of operands computes nothing: it stands for its tensors, in
+    // item order (Tensor.index's indices).
+    auto *lc = llvm::cast<CallNode>(n);
+    std::vector<unsigned> fields;
+    for (int a : *items) {
+      if (a < 0)
+        continue;
+      auto v = valueOf(lc->arg(size_t(a)), describe(*lc));
+      if (!v) {
+        if (!err_)
+          err_ = error(describe(*lc) + ": list item " + llvm::Twine(a) + " is not a tensor value");
+        return;
+      }
+      fields.push_back(*v);
+    }
+    ids_[n] = fields;
+    return;
+  }
   auto *c = llvm::cast<CallNode>(n);
   ScheduleStep step;
   step.op = c->calleeName().str();
@@ -269,6 +289,18 @@ void Scheduler::visit(const Expr &e) {
   for (size_t i = 0; i < c->numArgs(); ++i) {
     if (c->keys()[i].role == ArgRole::Weight && !isExpr)
       continue;
+    if (listExpressionItems(*c->arg(i))) {
+      // Only Tensor.index reads a list operand (as its index tensors);
+      // any other op would take the list's tensors for other operands.
+      if (c->calleeName() != "Tensor.index") {
+        err_ =
+            error(describe(*c) + ": a list operand of '" + c->calleeName() + "' is not supported");
+        return;
+      }
+      const auto &fields = ids_[c->arg(i).get()];
+      step.inputs.insert(step.inputs.end(), fields.begin(), fields.end());
+      continue;
+    }
     auto v = valueOf(c->arg(i), describe(*c));
     if (!v) {
       if (!err_)

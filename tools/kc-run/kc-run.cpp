@@ -21,6 +21,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
@@ -40,6 +41,11 @@ static cl::OptionCategory runCat("kc-run options");
 static cl::opt<bool> listOps("list-ops",
                              cl::desc("Print the op coverage table (Markdown) and exit"),
                              cl::cat(runCat));
+static cl::opt<std::string> coverageFile(
+    "coverage",
+    cl::desc("Count the op types listed in this file (one a line) that kc-run runs, print the "
+             "count and the others, and exit"),
+    cl::value_desc("op-types.txt"), cl::cat(runCat));
 static cl::opt<std::string> modelPath(cl::Positional,
                                       cl::desc("<model .pnnx.param or .kc>"), cl::cat(runCat));
 static cl::list<std::string> inputFiles("input", cl::desc("Input .npy, one per model input, in order"),
@@ -229,6 +235,29 @@ static int runTool(int argc, char **argv) {
       os << " | " << (rt::KernelRegistry::global().lookup(d) ? "yes" : "no (import and passes only)")
          << " |\n";
     }
+    return 0;
+  }
+  if (!coverageFile.empty()) {
+    auto buf = llvm::MemoryBuffer::getFile(coverageFile);
+    if (!buf)
+      return tools::reportError(kTool, coverageFile, "cannot read: " + buf.getError().message());
+    llvm::SmallVector<llvm::StringRef, 0> lines;
+    (*buf)->getBuffer().split(lines, '\n');
+    std::vector<std::string> missing;
+    size_t total = 0;
+    for (llvm::StringRef line : lines) {
+      line = line.trim();
+      if (line.empty() || line.startswith("#"))
+        continue;
+      ++total;
+      // Aliases resolve to their op, which runs if it has a kernel.
+      if (!rt::KernelRegistry::global().lookup(OpRegistry::global().lookup(line)))
+        missing.push_back(line.str());
+    }
+    os << "kc-run runs " << total - missing.size() << " of the " << total << " op types of "
+       << llvm::sys::path::filename(coverageFile) << " (aliases count for the names they cover).\n";
+    for (const std::string &m : missing)
+      os << "not run: " << m << "\n";
     return 0;
   }
   if (modelPath.empty())

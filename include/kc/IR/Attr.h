@@ -97,6 +97,9 @@ private:
 /// `[1,2]`, `[1.5,2.0]`, `["a","b"]`, `(1.0+2.0j)`. Floats print in the shortest
 /// form that reads back to the same double, always with a `.` or exponent.
 std::string attrToString(const AttrValue &v);
+/// `s` in double quotes, with `"`, `\` and control characters escaped as
+/// kc's text parser reads them.
+std::string quoteString(llvm::StringRef s);
 /// Shortest round-trip text of a double, with `.0` appended when it would
 /// otherwise read as an integer; `inf`, `-inf`, `nan`.
 std::string formatDouble(double d);

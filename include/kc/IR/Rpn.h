@@ -18,6 +18,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,5 +56,13 @@ llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn);
 llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, unsigned numParams);
 /// True when `fn`'s body is already an `rpn` call.
 bool isLoweredToRpn(const FunctionNode &fn);
+
+/// If `e` is a list expression of operands and Nones (`[@0]`, `[None,@1]`,
+/// as pnnx writes Tensor.index's indices), a call
+/// of a primitive function whose body is `list` or its lowered `rpn`
+/// program: for each item, the argument of the call it names, or -1 for a
+/// None. The interpreter passes such a list on as its tensors, in item
+/// order, Nones left out; it never runs as an expression.
+std::optional<std::vector<int>> listExpressionItems(const ExprNode &e);
 
 } // namespace kc

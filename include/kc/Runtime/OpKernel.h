@@ -19,6 +19,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace kc::rt {
@@ -28,6 +29,9 @@ namespace kc::rt {
 struct ExecContext {
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
+  /// Set by a kernel whose inputs it cannot compute on (an index out of
+  /// range): the run stops with this message, naming the op.
+  std::string error;
 };
 
 class OpKernel {

@@ -53,12 +53,22 @@ llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool t
   std::vector<int64_t> s = intsN(c, "stride", n, isPool ? k : std::vector<int64_t>(n, 1));
   std::vector<int64_t> d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
   std::vector<int64_t> op = intsN(c, "output_padding", n, std::vector<int64_t>(n, 0));
-  std::vector<int64_t> p(n, 0);
+  std::vector<int64_t> p(n, 0), pairs;
   bool same = false;
-  if (const AttrValue *pv = c.attrs().find("padding"); pv && pv->isString())
+  if (const AttrValue *pv = c.attrs().find("padding"); pv && pv->isString()) {
     same = pv->getString() == "same";
-  else
+  } else {
     p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
+    // A convolution with a padding_mode may carry F.pad's (left, right)
+    // pairs, last dim first: pnnx writes nn.Conv3d's circular padding so.
+    if (std::vector<int64_t> all = c.attrs().getInts("padding");
+        !isPool && !transposed && n > 1 && all.size() == 2 * n) {
+      pairs = all;
+      for (int64_t x : pairs)
+        if (x < 0)
+          return fail(c, "padding must not be negative");
+    }
+  }
   // Kernels divide by strides and step by dilations: zero or negative ones
   // are refused here, naming the op, rather than reaching them.
   for (size_t i = 0; i < n; ++i) {
@@ -87,6 +97,8 @@ llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool t
     int64_t x = dims[r - n + i];
     if (same)
       continue;
+    if (!pairs.empty() && x >= 0)
+      x += pairs[2 * (n - 1 - i)] + pairs[2 * (n - 1 - i) + 1];
     CheckedInt out = -1;
     if (!transposed)
       out = windowOut(x, k[i], s[i], p[i], d[i], isPool && ceilMode);
@@ -111,9 +123,25 @@ llvm::Expected<Type> conv2d(const CallNode &c) { return windowRule(c, 2, false, 
 llvm::Expected<Type> conv3d(const CallNode &c) { return windowRule(c, 3, false, false); }
 llvm::Expected<Type> convT2d(const CallNode &c) { return windowRule(c, 2, false, true); }
 llvm::Expected<Type> convT1d(const CallNode &c) { return windowRule(c, 1, false, true); }
-llvm::Expected<Type> pool1d(const CallNode &c) { return windowRule(c, 1, true, false); }
-llvm::Expected<Type> pool2d(const CallNode &c) { return windowRule(c, 2, true, false); }
-llvm::Expected<Type> pool3d(const CallNode &c) { return windowRule(c, 3, true, false); }
+llvm::Expected<Type> convT3d(const CallNode &c) { return windowRule(c, 3, false, true); }
+
+/// Max pools with return_indices give (values, i64 indices into each
+/// plane) of the same shape.
+llvm::Expected<Type> withIndices(const CallNode &c, llvm::Expected<Type> t) {
+  if (!t || !*t || !c.attrs().getBool("return_indices", false))
+    return t;
+  auto *tt = llvm::cast<TensorTypeNode>(t->get());
+  return tupleType({*t, tensorType(DType::I64, tt->dims())});
+}
+llvm::Expected<Type> pool1d(const CallNode &c) {
+  return withIndices(c, windowRule(c, 1, true, false));
+}
+llvm::Expected<Type> pool2d(const CallNode &c) {
+  return withIndices(c, windowRule(c, 2, true, false));
+}
+llvm::Expected<Type> pool3d(const CallNode &c) {
+  return withIndices(c, windowRule(c, 3, true, false));
+}
 
 llvm::Expected<Type> adaptivePool(const CallNode &c, size_t n) {
   const TensorTypeNode *in = dataType(c, 0);
@@ -130,8 +158,9 @@ llvm::Expected<Type> adaptivePool(const CallNode &c, size_t n) {
       dims[dims.size() - n + i] = o[i];
   return tensorType(in->dtype(), dims);
 }
-llvm::Expected<Type> adaptive1d(const CallNode &c) { return adaptivePool(c, 1); }
-llvm::Expected<Type> adaptive2d(const CallNode &c) { return adaptivePool(c, 2); }
+llvm::Expected<Type> adaptive1d(const CallNode &c) { return withIndices(c, adaptivePool(c, 1)); }
+llvm::Expected<Type> adaptive2d(const CallNode &c) { return withIndices(c, adaptivePool(c, 2)); }
+llvm::Expected<Type> adaptive3d(const CallNode &c) { return withIndices(c, adaptivePool(c, 3)); }
 
 llvm::Expected<Type> linear(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0);
@@ -177,11 +206,27 @@ llvm::Expected<Type> upsample(const CallNode &c) {
   return tensorType(in->dtype(), dims);
 }
 
+/// The type of the i-th positional operand of an nn.MultiheadAttention
+/// (query, key, value), skipping the named masks, which pnnx may write
+/// first; null when absent or unknown.
+const TensorTypeNode *mhaOperand(const CallNode &c, size_t i) {
+  for (size_t k = 0; k < c.numArgs(); ++k) {
+    const ArgKey &key = c.keys()[k];
+    if (key.role == ArgRole::Weight ||
+        (key.role == ArgRole::Named && (key.name == "attn_mask" || key.name == "key_padding_mask")))
+      continue;
+    if (i-- == 0)
+      return llvm::dyn_cast_or_null<TensorTypeNode>(c.arg(k)->type().get());
+  }
+  return nullptr;
+}
+
 llvm::Expected<Type> mha(const CallNode &c) {
-  const TensorTypeNode *q = dataType(c, 0);
+  const TensorTypeNode *q = mhaOperand(c, 0);
   if (!q)
     return Type();
-  if (q->rank() == 0 || (numDataArgs(c) > 1 && dataType(c, 1) && dataType(c, 1)->rank() == 0))
+  const TensorTypeNode *key = mhaOperand(c, 1);
+  if (q->rank() == 0 || (key && key->rank() == 0))
     return fail(c, "query and key need at least one dim");
   int64_t e = c.attrs().getInt("embed_dim", q->dim(-1));
   std::vector<int64_t> dims(q->dims().begin(), q->dims().end());
@@ -189,11 +234,14 @@ llvm::Expected<Type> mha(const CallNode &c) {
   Type out = tensorType(q->dtype(), dims);
   if (c.opDef() && c.type() && llvm::isa<TupleTypeNode>(c.type().get())) {
     // (output, attention weights averaged over heads): (N, L, S)
-    const TensorTypeNode *k = numDataArgs(c) > 1 ? dataType(c, 1) : q;
+    const TensorTypeNode *k = key ? key : q;
     bool bf = c.attrs().getBool("batch_first", false);
     int64_t N = q->rank() == 3 ? q->dim(bf ? 0 : 1) : 1;
     int64_t L = q->dim(bf && q->rank() == 3 ? 1 : 0);
     int64_t S = k ? k->dim(bf && k->rank() == 3 ? 1 : 0) : L;
+    if (S >= 0) // the appended bias_k and zero key are attended too
+      S += int64_t(c.attrs().getBool("add_bias_kv", false)) +
+           int64_t(c.attrs().getBool("add_zero_attn", false));
     std::vector<int64_t> w = q->rank() == 3 ? std::vector<int64_t>{N, L, S}
                                             : std::vector<int64_t>{L, S};
     return tupleType({out, tensorType(q->dtype(), w)});
@@ -275,6 +323,7 @@ KC_CONV(conv2d_, "nn.Conv2d", conv2d, false);
 KC_CONV(conv3d_, "nn.Conv3d", conv3d, false);
 KC_CONV(convt1d_, "nn.ConvTranspose1d", convT1d, true);
 KC_CONV(convt2d_, "nn.ConvTranspose2d", convT2d, true);
+KC_CONV(convt3d_, "nn.ConvTranspose3d", convT3d, true);
 
 KC_REGISTER_OP(linear_, "nn.Linear")
     .describe("y = x Wᵀ + b")
@@ -326,19 +375,23 @@ KC_REGISTER_OP(groupnorm_, "nn.GroupNorm")
     .attr("affine", AttrValue::boolean(true))
     .flags(OpFlags::Pure)
     .typeRule(sameAsInput);
-KC_REGISTER_OP(instnorm2d_, "nn.InstanceNorm2d")
-    .describe("instance normalization")
-    .input("input")
-    .weight("weight", true)
-    .weight("bias", true)
-    .weight("running_mean", true)
-    .weight("running_var", true)
-    .attr("num_features", AttrValue::integer(0))
-    .attr("eps", AttrValue::real(1e-5))
-    .attr("affine", AttrValue::boolean(false))
-    .attr("track_running_stats", AttrValue::boolean(false))
-    .flags(OpFlags::Pure)
-    .typeRule(sameAsInput);
+#define KC_INSTNORM(ID, NAME)                                                                      \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe("instance normalization")                                                          \
+      .input("input")                                                                              \
+      .weight("weight", true)                                                                      \
+      .weight("bias", true)                                                                        \
+      .weight("running_mean", true)                                                                \
+      .weight("running_var", true)                                                                 \
+      .attr("num_features", AttrValue::integer(0))                                                 \
+      .attr("eps", AttrValue::real(1e-5))                                                          \
+      .attr("affine", AttrValue::boolean(false))                                                   \
+      .attr("track_running_stats", AttrValue::boolean(false))                                      \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(sameAsInput)
+KC_INSTNORM(instnorm1d_, "nn.InstanceNorm1d");
+KC_INSTNORM(instnorm2d_, "nn.InstanceNorm2d");
+KC_INSTNORM(instnorm3d_, "nn.InstanceNorm3d");
 
 // Pooling.
 #define KC_POOL(ID, NAME, RULE, DOC)                                                               \
@@ -355,9 +408,9 @@ KC_REGISTER_OP(instnorm2d_, "nn.InstanceNorm2d")
       .attr("divisor_override", AttrValue())                                                       \
       .flags(OpFlags::Pure)                                                                        \
       .typeRule(RULE)
-KC_POOL(maxpool1d_, "nn.MaxPool1d", pool1d, "max pooling").alias("F.max_pool1d");
-KC_POOL(maxpool2d_, "nn.MaxPool2d", pool2d, "max pooling").alias("F.max_pool2d");
-KC_POOL(maxpool3d_, "nn.MaxPool3d", pool3d, "max pooling").alias("F.max_pool3d");
+KC_POOL(maxpool1d_, "nn.MaxPool1d", pool1d, "max pooling").alias("F.max_pool1d").outputs(-1);
+KC_POOL(maxpool2d_, "nn.MaxPool2d", pool2d, "max pooling").alias("F.max_pool2d").outputs(-1);
+KC_POOL(maxpool3d_, "nn.MaxPool3d", pool3d, "max pooling").alias("F.max_pool3d").outputs(-1);
 KC_POOL(avgpool1d_, "nn.AvgPool1d", pool1d, "average pooling").alias("F.avg_pool1d");
 KC_POOL(avgpool2d_, "nn.AvgPool2d", pool2d, "average pooling").alias("F.avg_pool2d");
 KC_POOL(avgpool3d_, "nn.AvgPool3d", pool3d, "average pooling").alias("F.avg_pool3d");
@@ -374,10 +427,35 @@ KC_ADAPTIVE(aap1d_, "nn.AdaptiveAvgPool1d", "F.adaptive_avg_pool1d", adaptive1d,
             "adaptive average pooling");
 KC_ADAPTIVE(aap2d_, "nn.AdaptiveAvgPool2d", "F.adaptive_avg_pool2d", adaptive2d,
             "adaptive average pooling");
+KC_ADAPTIVE(aap3d_, "nn.AdaptiveAvgPool3d", "F.adaptive_avg_pool3d", adaptive3d,
+            "adaptive average pooling");
 KC_ADAPTIVE(amp1d_, "nn.AdaptiveMaxPool1d", "F.adaptive_max_pool1d", adaptive1d,
-            "adaptive max pooling");
+            "adaptive max pooling")
+    .attr("return_indices", AttrValue::boolean(false))
+    .outputs(-1);
 KC_ADAPTIVE(amp2d_, "nn.AdaptiveMaxPool2d", "F.adaptive_max_pool2d", adaptive2d,
-            "adaptive max pooling");
+            "adaptive max pooling")
+    .attr("return_indices", AttrValue::boolean(false))
+    .outputs(-1);
+KC_ADAPTIVE(amp3d_, "nn.AdaptiveMaxPool3d", "F.adaptive_max_pool3d", adaptive3d,
+            "adaptive max pooling")
+    .attr("return_indices", AttrValue::boolean(false))
+    .outputs(-1);
+
+// Power-average pooling: (Σ x^p over the window)^(1/p).
+#define KC_LPPOOL(ID, NAME, ALIAS, RULE)                                                           \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe("power-average pooling")                                                           \
+      .alias(ALIAS)                                                                                \
+      .input("input")                                                                              \
+      .attr("norm_type", AttrValue::real(2.0), true)                                               \
+      .attr("kernel_size", ints({}), true)                                                         \
+      .attr("stride", AttrValue())                                                                 \
+      .attr("ceil_mode", AttrValue::boolean(false))                                                \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(RULE)
+KC_LPPOOL(lppool1d_, "nn.LPPool1d", "F.lp_pool1d", pool1d);
+KC_LPPOOL(lppool2d_, "nn.LPPool2d", "F.lp_pool2d", pool2d);
 
 // Activations: one input, same type out.
 #define KC_ACT(ID, NAME, ALIAS, DOC)                                                               \
@@ -409,9 +487,21 @@ KC_ACT(hardtanh_, "nn.Hardtanh", "F.hardtanh", "clamp(x, min_val, max_val)")
 KC_ACT(softplus_, "nn.Softplus", "F.softplus", "log(1 + exp(beta x)) / beta")
     .attr("beta", AttrValue::real(1.0))
     .attr("threshold", AttrValue::real(20.0));
-KC_ACT(prelu_, "nn.PReLU", "F.prelu", "x if x > 0 else weight * x")
+KC_REGISTER_OP(prelu_, "nn.PReLU")
+    .describe("x if x > 0 else weight * x")
+    .input("input")
     .weight("weight")
-    .attr("num_parameters", AttrValue::integer(1));
+    .attr("num_parameters", AttrValue::integer(1))
+    .flags(kAct)
+    .typeRule(sameAsInput);
+// pnnx writes F.prelu when the slopes are an operand (constant ones make
+// an nn.PReLU).
+KC_REGISTER_OP(fprelu_, "F.prelu")
+    .describe("x if x > 0 else weight * x, the slopes an operand")
+    .input("input")
+    .input("weight")
+    .flags(OpFlags::Pure)
+    .typeRule(sameAsInput);
 KC_ACT(softmax_, "nn.Softmax", "F.softmax", "softmax along dim")
     .alias("torch.softmax")
     .attr("dim", AttrValue::integer(-1));
@@ -425,10 +515,6 @@ KC_REGISTER_OP(upsample_, "nn.Upsample")
     .describe("upsampling by size or scale_factor (nearest, bilinear, ...)")
     .alias("F.upsample")
     .alias("F.interpolate")
-    .alias("nn.UpsamplingNearest2d")
-    .alias("nn.UpsamplingBilinear2d")
-    .alias("F.upsample_nearest")
-    .alias("F.upsample_bilinear")
     .input("input")
     .attr("size", AttrValue())
     .attr("scale_factor", AttrValue())
@@ -437,6 +523,22 @@ KC_REGISTER_OP(upsample_, "nn.Upsample")
     .attr("recompute_scale_factor", AttrValue())
     .flags(OpFlags::Pure)
     .typeRule(upsample);
+// nn.Upsample with the mode (and align_corners) fixed by the op type: ops
+// of their own, as the padding modules below.
+#define KC_UPSAMPLE_PRESET(ID, NAME, DOC)                                                          \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe(DOC)                                                                               \
+      .input("input")                                                                              \
+      .attr("size", AttrValue())                                                                   \
+      .attr("scale_factor", AttrValue())                                                           \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(upsample)
+KC_UPSAMPLE_PRESET(upsamplingnearest2d_, "nn.UpsamplingNearest2d", "nearest upsampling");
+KC_UPSAMPLE_PRESET(upsamplenearest_, "F.upsample_nearest", "nearest upsampling");
+KC_UPSAMPLE_PRESET(upsamplingbilinear2d_, "nn.UpsamplingBilinear2d",
+                   "bilinear upsampling with align_corners=True");
+KC_UPSAMPLE_PRESET(upsamplebilinear_, "F.upsample_bilinear",
+                   "bilinear upsampling with align_corners=True");
 KC_REGISTER_OP(pixelshuffle_, "nn.PixelShuffle")
     .describe("(C·r², H, W) → (C, H·r, W·r)")
     .alias("F.pixel_shuffle")
@@ -453,10 +555,6 @@ KC_REGISTER_OP(pixelunshuffle_, "nn.PixelUnshuffle")
     .typeRule(pixelShuffle);
 KC_REGISTER_OP(pad_, "F.pad")
     .describe("pad the trailing dims (constant, reflect, replicate, circular)")
-    .alias("nn.ZeroPad2d")
-    .alias("nn.ConstantPad2d")
-    .alias("nn.ReflectionPad2d")
-    .alias("nn.ReplicationPad2d")
     .input("input")
     .attr("pad", AttrValue())
     .attr("padding", AttrValue())
@@ -464,6 +562,27 @@ KC_REGISTER_OP(pad_, "F.pad")
     .attr("value", AttrValue())
     .flags(OpFlags::Pure)
     .typeRule(pad);
+
+// The padding modules are F.pad with the mode fixed by the op type (pnnx
+// writes only `padding`, and `value`): ops of their own rather than
+// aliases, so that the mode is not lost on the way to the kernel.
+#define KC_PAD_MODULE(ID, NAME, MODE)                                                              \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe("F.pad with mode '" MODE "'")                                                      \
+      .input("input")                                                                              \
+      .attr("padding", ints({}), true)                                                             \
+      .attr("value", AttrValue::real(0.0))                                                         \
+      .flags(OpFlags::Pure)                                                                        \
+      .typeRule(pad)
+KC_PAD_MODULE(zeropad2d_, "nn.ZeroPad2d", "constant");
+KC_PAD_MODULE(constantpad1d_, "nn.ConstantPad1d", "constant");
+KC_PAD_MODULE(constantpad2d_, "nn.ConstantPad2d", "constant");
+KC_PAD_MODULE(constantpad3d_, "nn.ConstantPad3d", "constant");
+KC_PAD_MODULE(reflectionpad1d_, "nn.ReflectionPad1d", "reflect");
+KC_PAD_MODULE(reflectionpad2d_, "nn.ReflectionPad2d", "reflect");
+KC_PAD_MODULE(replicationpad1d_, "nn.ReplicationPad1d", "replicate");
+KC_PAD_MODULE(replicationpad2d_, "nn.ReplicationPad2d", "replicate");
+KC_PAD_MODULE(replicationpad3d_, "nn.ReplicationPad3d", "replicate");
 
 KC_REGISTER_OP(mha_, "nn.MultiheadAttention")
     .describe("multi-head attention (PyTorch's nn.MultiheadAttention)")
@@ -492,11 +611,21 @@ KC_REGISTER_OP(mha_, "nn.MultiheadAttention")
     .typeRule(mha);
 
 KC_REGISTER_OP(identity_, "nn.Identity")
-    .describe("no-op")
+    .describe("no-op (the dropouts in inference)")
     .alias("nn.Dropout")
     .alias("nn.Dropout2d")
+    .alias("nn.Dropout3d")
+    .alias("nn.AlphaDropout")
     .alias("F.dropout")
+    .alias("F.dropout2d")
+    .alias("F.dropout3d")
+    .alias("F.dropoutnd")
+    .alias("F.alpha_dropout")
+    .alias("F.feature_alpha_dropout")
     .alias("Tensor.contiguous")
+    .alias("torch.clone")
+    .alias("Tensor.clone")
+    .alias("torch.positive")
     .input("input")
     .flags(OpFlags::Pure)
     .typeRule(sameAsInput);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/IR/Einsum.h"
 #include "kc/IR/OpCost.h"
 #include "kc/IR/Rpn.h"
 
@@ -67,15 +68,19 @@ const TensorTypeNode *weightType(const CallNode &c, llvm::StringRef key) {
 /// each output element, plus 1 for the bias. The weight's shape says both
 /// (out, in/groups, k...); a transposed one is (in, out/groups, k...) and
 /// each input element spreads over out/groups x kernel outputs.
-template <bool Transposed> std::optional<double> conv(const CallNode &c) {
-  const TensorTypeNode *w = weightType(c, "weight");
+std::optional<double> convFlops(const CallNode &c, const TensorTypeNode *w, bool transposed,
+                                bool bias) {
   auto out = outCount(c);
   auto in = count(dataType(c, 0));
   if (!w || w->rank() < 2 || !w->isStatic() || !out || !in)
     return std::nullopt;
   double perMac = product(w->dims().drop_front());
-  double macs = Transposed ? *in * perMac : *out * perMac;
-  return 2 * macs + (hasBias(c) ? *out : 0);
+  double macs = transposed ? *in * perMac : *out * perMac;
+  return 2 * macs + (bias ? *out : 0);
+}
+
+template <bool Transposed> std::optional<double> conv(const CallNode &c) {
+  return convFlops(c, weightType(c, "weight"), Transposed, hasBias(c));
 }
 
 std::optional<double> linear(const CallNode &c) {
@@ -116,6 +121,78 @@ std::optional<double> attention(const CallNode &c) {
   double scores = 2 * N * L * S * E * 2;
   double softmax = 5 * N * H * L * S;
   return proj + scores + softmax;
+}
+
+/// A convolution whose weight is operand 1 (F.conv*), counted as conv:
+/// the weight's shape gives the multiply-adds, a third operand is the bias.
+template <bool Transposed> std::optional<double> operandConv(const CallNode &c) {
+  const TensorTypeNode *w = numDataArgs(c) > 1 ? dataType(c, 1) : nullptr;
+  return convFlops(c, w, Transposed, numDataArgs(c) > 2);
+}
+
+/// A product whose contracted dim is the last of operand `Arg` (F.linear,
+/// torch.mv: 0; torch.addmm, torch.baddbmm: 1, after the added input):
+/// 2 per multiply-add, and for the forms that add an input 1 per output.
+template <size_t Arg> std::optional<double> contraction(const CallNode &c) {
+  const TensorTypeNode *a = numDataArgs(c) > Arg ? dataType(c, Arg) : nullptr;
+  auto out = outCount(c);
+  if (!a || a->rank() == 0 || !a->isStatic() || !out)
+    return std::nullopt;
+  return 2 * *out * double(a->dim(-1)) + (Arg > 0 ? *out : 0);
+}
+
+/// torch.einsum: every combination of the labels' values is one product of
+/// the operands (operands - 1 multiplies) and one add.
+std::optional<double> einsum(const CallNode &c) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < numDataArgs(c); ++i) {
+    const TensorTypeNode *t = dataType(c, i);
+    if (!t || !t->isStatic())
+      return std::nullopt;
+    shapes.emplace_back(t->dims().begin(), t->dims().end());
+  }
+  auto spec = parseEinsum(c.attrs().getString("equation", ""), shapes);
+  if (!spec) {
+    llvm::consumeError(spec.takeError());
+    return std::nullopt;
+  }
+  double combos = 1;
+  std::vector<bool> seen(spec->sizes.size(), false);
+  for (const std::vector<int> &labels : spec->inputs)
+    for (int l : labels)
+      if (size_t(l) < seen.size() && !seen[l]) {
+        seen[l] = true;
+        combos *= double(spec->sizes[l]);
+      }
+  return combos * double(std::max<size_t>(1, shapes.size()));
+}
+
+/// nn.LSTM, nn.GRU, nn.RNN: each input and hidden weight multiplies a
+/// vector at every step of every sequence (2 per multiply-add); the gates'
+/// elementwise work is left out.
+std::optional<double> recurrent(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in || in->rank() == 0 || !in->isStatic() || in->dim(-1) <= 0)
+    return std::nullopt;
+  double steps = *count(in) / double(in->dim(-1)); // sequence length x batch
+  double weights = 0;
+  for (size_t i = 0; i < c.numArgs(); ++i) {
+    if (c.keys()[i].role != ArgRole::Weight ||
+        !llvm::StringRef(c.keys()[i].name).startswith("weight_"))
+      continue;
+    auto n = count(llvm::dyn_cast_or_null<TensorTypeNode>(c.arg(i)->type().get()));
+    if (!n)
+      return std::nullopt;
+    weights += *n;
+  }
+  return 2 * steps * weights;
+}
+
+/// `PerElement` operations for each element of operand 0 (distances,
+/// norms and statistics read every input element a few times).
+template <int PerElement> std::optional<double> perInput(const CallNode &c) {
+  auto n = count(dataType(c, 0));
+  return n ? std::optional<double>(PerElement * *n) : std::nullopt;
 }
 
 /// Batch norm with running statistics: a scale and a shift per element.
@@ -165,12 +242,14 @@ std::optional<double> upsample(const CallNode &c) {
   if (!n)
     return std::nullopt;
   std::string mode = c.attrs().getString("mode", "nearest");
-  if (c.calleeName().contains("Bilinear") || mode == "bilinear")
+  if (c.calleeName().contains_insensitive("bilinear") || mode == "bilinear")
     return 9 * *n;
   if (mode == "linear")
     return 3 * *n;
   if (mode == "trilinear")
     return 21 * *n;
+  if (mode == "bicubic")
+    return 32 * *n; // a multiply-add per tap of the 4x4 window
   return 0.0;
 }
 
@@ -224,13 +303,104 @@ const llvm::StringMap<CostRule> &costRules() {
     for (const char *op : {"nn.Softmax", "nn.LogSoftmax", "nn.Softmin"})
       r[op] = softmax;
     r["nn.Upsample"] = upsample;
+    r["nn.ConvTranspose3d"] = conv<true>;
+    for (const char *op : {"F.conv1d", "F.conv2d", "F.conv3d"})
+      r[op] = operandConv<false>;
+    for (const char *op : {"F.conv_transpose1d", "F.conv_transpose2d", "F.conv_transpose3d"})
+      r[op] = operandConv<true>;
+    // Deformable convolution: the convolution it computes (its bilinear
+    // sampling of the input left out).
+    r["torchvision.ops.DeformConv2d"] = conv<false>;
+    r["F.linear"] = contraction<0>;
+    r["torch.mv"] = contraction<0>;
+    r["torch.addmm"] = contraction<1>;
+    r["torch.baddbmm"] = contraction<1>;
+    r["torch.einsum"] = einsum;
+    for (const char *op : {"nn.LSTM", "nn.GRU", "nn.RNN"})
+      r[op] = recurrent;
+    r["F.batch_norm"] = batchNorm;
+    for (const char *op : {"nn.InstanceNorm1d", "nn.InstanceNorm3d", "F.layer_norm", "F.group_norm",
+                           "F.instance_norm"})
+      r[op] = statNorm;
+    for (const char *op : {"nn.LPPool1d", "nn.LPPool2d"})
+      r[op] = pool<true>;
+    for (const char *op : {"nn.AdaptiveMaxPool3d", "torch.max", "torch.min", "torch.argmax",
+                           "torch.argmin", "torch.topk"})
+      r[op] = reduce<false>;
+    r["nn.AdaptiveAvgPool3d"] = reduce<true>;
+    r["nn.Softmax2d"] = softmax;
+    for (const char *op : {"nn.UpsamplingNearest2d", "F.upsample_nearest",
+                           "nn.UpsamplingBilinear2d", "F.upsample_bilinear"})
+      r[op] = upsample;
+    // Statistics over the input: logsumexp (max, subtract, exp, add), std
+    // and var (mean, subtract, square, add), norm (abs or square, add).
+    for (const char *op : {"torch.logsumexp", "torch.std", "torch.var"})
+      r[op] = perInput<4>;
+    r["torch.norm"] = perInput<2>;
+    r["F.pairwise_distance"] = perInput<3>;
+    r["nn.Fold"] = perInput<1>; // overlapping windows add up
+    // GLU (a sigmoid and a product), scans, normalization along a dim, LRN
+    // (sum of squares, power, divide), cross products, sampling grids,
+    // RoIAlign: per output element, as an elementwise function.
+    for (const char *op : {"nn.GLU", "torch.cumsum", "torch.cumprod", "torch.cross", "F.normalize",
+                           "nn.LocalResponseNorm", "F.grid_sample", "F.affine_grid",
+                           "torchvision.ops.RoIAlign", "torch.scatter_add", "F.prelu"})
+      r[op] = perOutput<1>;
     r[kRpnOpName] = rpnCall;
-    for (const char *op :
-         {"Tensor.reshape", "torch.flatten", "Tensor.permute", "torch.transpose", "torch.cat",
-          "torch.stack", "torch.unbind", "torch.chunk", "torch.split", "torch.tensor_split",
-          "torch.squeeze", "torch.unsqueeze", "Tensor.slice", "Tensor.select", "Tensor.to",
-          "Tensor.expand", "nn.Identity", "nn.PixelShuffle", "nn.PixelUnshuffle", "F.pad", "size",
-          "list"})
+    for (const char *op : {"Tensor.reshape",
+                           "torch.flatten",
+                           "Tensor.permute",
+                           "torch.transpose",
+                           "torch.cat",
+                           "torch.stack",
+                           "torch.unbind",
+                           "torch.chunk",
+                           "torch.split",
+                           "torch.tensor_split",
+                           "torch.squeeze",
+                           "torch.unsqueeze",
+                           "Tensor.slice",
+                           "Tensor.select",
+                           "Tensor.to",
+                           "Tensor.expand",
+                           "nn.Identity",
+                           "nn.PixelShuffle",
+                           "nn.PixelUnshuffle",
+                           "F.pad",
+                           "size",
+                           "list",
+                           "Tensor.fill",
+                           "torch.roll",
+                           "torch.flip",
+                           "Tensor.repeat",
+                           "torch.tile",
+                           "torch.repeat_interleave",
+                           "nn.ChannelShuffle",
+                           "torch.as_strided",
+                           "torch.diag",
+                           "torch.slice_scatter",
+                           "Tensor.slice_copy",
+                           "torch.narrow",
+                           "torch.t",
+                           "Tensor.unflatten",
+                           "Tensor.reshape_as",
+                           "Tensor.expand_as",
+                           "Tensor.type_as",
+                           "nn.Embedding",
+                           "F.embedding",
+                           "torch.index_select",
+                           "Tensor.index",
+                           "torch.gather",
+                           "nn.Unfold",
+                           "nn.ZeroPad2d",
+                           "nn.ConstantPad1d",
+                           "nn.ConstantPad2d",
+                           "nn.ConstantPad3d",
+                           "nn.ReflectionPad1d",
+                           "nn.ReflectionPad2d",
+                           "nn.ReplicationPad1d",
+                           "nn.ReplicationPad2d",
+                           "nn.ReplicationPad3d"})
       r[op] = zero;
     return r;
   }();

@@ -7,9 +7,10 @@
 // a large head's are sgemm calls on strided head slices.
 //
 //===----------------------------------------------------------------------===//
+#include "AttentionVariants.h"
 #include "Blas.h"
-#include "Epilogue.h"
 #include "CallInfo.h"
+#include "Epilogue.h"
 #include "PackedGemm.h"
 
 #include <cblas.h>
@@ -168,7 +169,10 @@ private:
   Tensor packed_[4]; ///< wq_, wk_, wv_, wo_ in panels, built on the first run
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c, const KernelBuildContext &) {
+llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c,
+                                                  const KernelBuildContext &ctx) {
+  if (isAttentionVariant(c))
+    return makeAttentionVariant(c, ctx);
   auto args = dataArgs(c);
   if (args.empty() || args.size() > 3)
     return kernelError(c, "expects query[, key[, value]] (attention masks are not supported)");

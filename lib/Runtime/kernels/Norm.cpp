@@ -1,5 +1,6 @@
 //===- Norm.cpp - Batch, layer, group and instance normalization ----------===//
 #include "CallInfo.h"
+#include "MeanVariance.h"
 #include "Parallel.h"
 #include "../ukernels/MicroKernels.h"
 
@@ -51,9 +52,12 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeBatchNorm(const CallNode &c,
     return kernelError(c, "statistics do not have " + llvm::Twine(C) + " channels");
   double eps = c.attrs().getFloat("eps", 1e-5);
   std::vector<float> scale(C), shift(C);
+  // An absent weight or bias (affine=False) is an undefined Tensor, whose
+  // numel() is 1 (the empty shape): test the data pointer.
+  const float *wp = w->data<float>(), *bp = b->data<float>();
   for (int64_t i = 0; i < C; ++i) {
-    float g = w->numel() ? w->data<float>()[i] : 1.f;
-    float bb = b->numel() ? b->data<float>()[i] : 0.f;
+    float g = wp ? wp[i] : 1.f;
+    float bb = bp ? bp[i] : 0.f;
     scale[i] = float(g / std::sqrt(double(var->data<float>()[i]) + eps));
     shift[i] = bb - mean->data<float>()[i] * scale[i];
   }
@@ -65,12 +69,16 @@ KC_REGISTER_KERNEL(bn1d, "nn.BatchNorm1d", makeBatchNorm);
 KC_REGISTER_KERNEL(bn2d, "nn.BatchNorm2d", makeBatchNorm);
 KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", makeBatchNorm);
 
+} // namespace
+
 /// Mean and variance of n floats, summed in double (f32_mean_variance).
 std::pair<double, double> meanVariance(const float *x, int64_t n) {
   double mean, var;
   uk::microKernels().meanVariance(x, n, &mean, &var);
   return {mean, var};
 }
+
+namespace {
 
 /// Normalizes groups of `len` consecutive values (a row of LayerNorm, a
 /// group of GroupNorm, a channel plane of InstanceNorm), then applies an
@@ -183,11 +191,17 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeInstanceNorm(const CallNode &c,
   auto s = inputShape(c, 0);
   if (!s)
     return s.takeError();
-  if (s->size() < 3)
-    return kernelError(c, "expects (N, C, H, W), got " + shapeToString(*s));
+  bool unbatched = s->size() == 3; // (C, H, W)
+  if (unbatched)
+    s->insert(s->begin(), 1);
+  if (s->size() != 4)
+    return kernelError(c, "expects (N, C, H, W) or (C, H, W), got " + shapeToString(*s));
   // With running statistics PyTorch normalizes like batch norm in eval mode.
-  if (c.attrs().getBool("track_running_stats", false) && c.weight("running_mean"))
+  if (c.attrs().getBool("track_running_stats", false) && c.weight("running_mean")) {
+    if (unbatched)
+      return kernelError(c, "an unbatched input with running statistics is not supported");
     return makeBatchNorm(c, ctx);
+  }
   auto wb = affineWeights(c);
   if (!wb)
     return wb.takeError();

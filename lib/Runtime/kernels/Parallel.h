@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <omp.h>
 
@@ -62,5 +63,30 @@ template <class F> void parallelRegion(bool worthIt, int maxThreads, F &&f) {
 /// buffer: slices of `floats` rounded up to whole cache lines, so that two
 /// threads never write one line.
 inline int64_t perThreadFloats(int64_t floats) { return (floats + 15) / 16 * 16; }
+
+/// A kernel's per-thread scratch in the planned workspace: `floats` floats
+/// for each of the `threads` threads it was built for.
+struct ThreadScratch {
+  int64_t floats = 0;
+  int threads = omp_get_max_threads();
+
+  /// What the kernel's workspaceBytes() reports for it.
+  size_t bytes() const { return size_t(threads) * size_t(perThreadFloats(floats)) * sizeof(float); }
+};
+
+/// body(i, slice) for i in [0, n), shared as parallelFor(n, worthIt) over
+/// at most s.threads threads; slice is the calling thread's s.floats floats
+/// of `workspace`.
+template <class Body>
+void parallelForScratch(int64_t n, bool worthIt, const ThreadScratch &s, void *workspace,
+                        Body &&body) {
+  parallelRegion(worthIt && n > 1, s.threads, [&] {
+    float *slice =
+        static_cast<float *>(workspace) + omp_get_thread_num() * perThreadFloats(s.floats);
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      body(i, slice);
+  });
+}
 
 } // namespace kc::rt

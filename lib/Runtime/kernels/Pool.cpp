@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "CallInfo.h"
 #include "Parallel.h"
+#include "PoolNd.h"
 #include "../ukernels/MicroKernels.h"
 
 #include <omp.h>
@@ -137,8 +138,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const Call
   size_t n = oneD ? 1 : 2;
   if (in->size() < n + 1 || out->size() != in->size())
     return kernelError(c, "unexpected input " + shapeToString(*in));
-  if (IsMax && c.attrs().getBool("return_indices", false))
-    return kernelError(c, "return_indices=True is not supported");
   auto k = intsN(c, "kernel_size", n, {});
   auto s = intsN(c, "stride", n, k);
   if (s.empty())
@@ -159,8 +158,19 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const Call
   return std::unique_ptr<OpKernel>(
       new PoolKernel(g, IsMax, c.attrs().getBool("count_include_pad", true), divisor));
 }
-KC_REGISTER_KERNEL(maxpool1d, "nn.MaxPool1d", withShapes<makePool<true>>);
-KC_REGISTER_KERNEL(maxpool2d, "nn.MaxPool2d", withShapes<makePool<true>>);
+
+/// Max pooling that also returns the indices runs on the general kernel
+/// (PoolNd.cpp); F the 2-d factory of the other calls.
+template <ShapedFactory F>
+llvm::Expected<std::unique_ptr<OpKernel>> maxOrWithIndices(const CallNode &c,
+                                                           const KernelBuildContext &ctx) {
+  if (c.attrs().getBool("return_indices", false))
+    return makePoolNd(c, ctx);
+  return withShapes<F>(c, ctx);
+}
+
+KC_REGISTER_KERNEL(maxpool1d, "nn.MaxPool1d", maxOrWithIndices<makePool<true>>);
+KC_REGISTER_KERNEL(maxpool2d, "nn.MaxPool2d", maxOrWithIndices<makePool<true>>);
 KC_REGISTER_KERNEL(avgpool1d, "nn.AvgPool1d", withShapes<makePool<false>>);
 KC_REGISTER_KERNEL(avgpool2d, "nn.AvgPool2d", withShapes<makePool<false>>);
 
@@ -199,8 +209,6 @@ private:
 template <bool IsMax>
 llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c, const CallShapes &io) {
   const std::vector<int64_t> *in = &io.in, *out = &io.out;
-  if (IsMax && c.attrs().getBool("return_indices", false))
-    return kernelError(c, "return_indices=True is not supported");
   bool oneD = c.opDef()->name().find("1d") != std::string::npos;
   if (in->size() < (oneD ? 2u : 3u) || out->size() != in->size())
     return kernelError(c, "unexpected input " + shapeToString(*in));
@@ -211,8 +219,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c, const 
 }
 KC_REGISTER_KERNEL(aap1d, "nn.AdaptiveAvgPool1d", withShapes<makeAdaptive<false>>);
 KC_REGISTER_KERNEL(aap2d, "nn.AdaptiveAvgPool2d", withShapes<makeAdaptive<false>>);
-KC_REGISTER_KERNEL(amp1d, "nn.AdaptiveMaxPool1d", withShapes<makeAdaptive<true>>);
-KC_REGISTER_KERNEL(amp2d, "nn.AdaptiveMaxPool2d", withShapes<makeAdaptive<true>>);
+KC_REGISTER_KERNEL(amp1d, "nn.AdaptiveMaxPool1d", maxOrWithIndices<makeAdaptive<true>>);
+KC_REGISTER_KERNEL(amp2d, "nn.AdaptiveMaxPool2d", maxOrWithIndices<makeAdaptive<true>>);
 
 } // namespace
 } // namespace kc::rt

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "CallInfo.h"
 #include "Parallel.h"
+#include "Resample.h"
 
 namespace kc::rt {
 namespace {
@@ -76,18 +77,10 @@ private:
   std::vector<float> lh_, lw_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c, const CallShapes &io) {
+llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample2d(const CallNode &c, const CallShapes &io) {
   const std::vector<int64_t> *in = &io.in, *out = &io.out;
-  if (in->size() != 4 || out->size() != 4)
-    return kernelError(c, "only 4-d (N, C, H, W) resampling is supported, got " +
-                              shapeToString(*in));
   std::string mode = c.attrs().getString("mode", "nearest");
-  llvm::StringRef op = c.opDef() ? llvm::StringRef(c.opDef()->name()) : "";
-  if (op == "nn.UpsamplingBilinear2d")
-    mode = "bilinear";
-  if (mode != "nearest" && mode != "bilinear")
-    return kernelError(c, "mode '" + mode + "' is not supported (nearest, bilinear)");
-  bool align = c.attrs().getBool("align_corners", false) || op == "nn.UpsamplingBilinear2d";
+  bool align = c.attrs().getBool("align_corners", false);
   int64_t H = (*in)[2], W = (*in)[3], OH = (*out)[2], OW = (*out)[3];
   double rh = double(H) / OH, rw = double(W) / OW;
   std::vector<double> sf = c.attrs().getFloats("scale_factor");
@@ -100,8 +93,21 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c, const 
                                                       mode == "bilinear", align, rh, rw));
 }
 
+/// 4-d nearest and bilinear run here; every other mode and rank on the
+/// general kernel (Resample.cpp).
+llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
+                                                       const KernelBuildContext &ctx) {
+  auto io = callShapes(c);
+  if (!io)
+    return io.takeError();
+  std::string mode = c.attrs().getString("mode", "nearest");
+  if (io->in.size() != 4 || io->out.size() != 4 || (mode != "nearest" && mode != "bilinear"))
+    return makeResample(c, ctx);
+  return makeUpsample2d(c, *io);
+}
+
 } // namespace
 
-KC_REGISTER_KERNEL(upsample, "nn.Upsample", withShapes<makeUpsample>);
+KC_REGISTER_KERNEL(upsample, "nn.Upsample", makeUpsample);
 
 } // namespace kc::rt

@@ -1,8 +1,17 @@
 //===- ChooseConv.cpp - Which algorithm runs a convolution ----------------===//
 //
-// nn.Conv1d/Conv2d and their transposed forms. Every threshold that picks
-// an algorithm is here, with what it was measured on (docs/performance.md
-// has the full account):
+// Every convolution op: nn.Conv1d/2d/3d, their transposed forms and the
+// F.conv* functions. First the call decides the path:
+//
+// - padding_mode reflect, replicate or circular: F.pad in that mode, then
+//   the same convolution unpadded (PaddedConv.cpp).
+// - 3 spatial dims, or weights that are operands (F.conv*): im2col and
+//   sgemm over any number of spatial dims (NdConv.cpp).
+// - Transposed 1-d and 2-d: TransposedConv.cpp.
+//
+// Other 1-d and 2-d convolutions run on one of the planar algorithms. Every
+// threshold that picks one is here, with what it was measured on
+// (docs/performance.md has the full account):
 //
 // - Winograd F(4x4, 3x3) for 3x3 stride-1 ungrouped layers with at least
 //   16 input and 16 output channels and 64 outputs per plane.
@@ -144,8 +153,7 @@ llvm::Expected<std::pair<ConvGeometry, ConvWeights>> readConv(const CallNode &ca
   return std::make_pair(*g, std::move(*w));
 }
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &call,
-                                                   const KernelBuildContext &) {
+llvm::Expected<std::unique_ptr<OpKernel>> makePlanarConv(const CallNode &call) {
   auto conv = readConv(call, false);
   if (!conv)
     return conv.takeError();
@@ -165,19 +173,41 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &call,
   return kernelError(call, "no convolution algorithm");
 }
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeConvTranspose(const CallNode &call,
-                                                            const KernelBuildContext &) {
-  auto conv = readConv(call, true);
-  if (!conv)
-    return conv.takeError();
-  return makeTransposedConv(conv->first, std::move(conv->second));
+llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &call,
+                                                   const KernelBuildContext &ctx) {
+  llvm::StringRef op = call.calleeName();
+  bool transposed = op.contains("ranspose"), functional = op.startswith("F.");
+  std::string mode = call.attrs().getString("padding_mode", "zeros");
+  if (!functional && mode != "zeros") {
+    // As in PyTorch, which refuses other modes for transposed convolutions.
+    if (transposed)
+      return kernelError(call, "padding_mode '" + mode + "' is not supported (only zeros)");
+    return makePaddedConv(call, ctx);
+  }
+  if (functional || op.endswith("3d"))
+    return makeNdConv(call);
+  if (transposed) {
+    auto conv = readConv(call, true);
+    if (!conv)
+      return conv.takeError();
+    return makeTransposedConv(conv->first, std::move(conv->second));
+  }
+  return makePlanarConv(call);
 }
 
 } // namespace
 
 KC_REGISTER_KERNEL(conv1d, "nn.Conv1d", makeConv);
 KC_REGISTER_KERNEL(conv2d, "nn.Conv2d", makeConv);
-KC_REGISTER_KERNEL(convt1d, "nn.ConvTranspose1d", makeConvTranspose);
-KC_REGISTER_KERNEL(convt2d, "nn.ConvTranspose2d", makeConvTranspose);
+KC_REGISTER_KERNEL(conv3d, "nn.Conv3d", makeConv);
+KC_REGISTER_KERNEL(convt1d, "nn.ConvTranspose1d", makeConv);
+KC_REGISTER_KERNEL(convt2d, "nn.ConvTranspose2d", makeConv);
+KC_REGISTER_KERNEL(convt3d, "nn.ConvTranspose3d", makeConv);
+KC_REGISTER_KERNEL(fconv1d, "F.conv1d", makeConv);
+KC_REGISTER_KERNEL(fconv2d, "F.conv2d", makeConv);
+KC_REGISTER_KERNEL(fconv3d, "F.conv3d", makeConv);
+KC_REGISTER_KERNEL(fconvt1d, "F.conv_transpose1d", makeConv);
+KC_REGISTER_KERNEL(fconvt2d, "F.conv_transpose2d", makeConv);
+KC_REGISTER_KERNEL(fconvt3d, "F.conv_transpose3d", makeConv);
 
 } // namespace kc::rt

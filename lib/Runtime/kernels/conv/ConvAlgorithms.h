@@ -1,7 +1,8 @@
 //===- ConvAlgorithms.h - The convolution algorithms and their choice -*- C++ -*-===//
 //
-// One algorithm per file in this folder; chooseConv (ChooseConv.cpp) is the
-// one place that picks among them, with every threshold.
+// One algorithm per file in this folder; ChooseConv.cpp is the one place
+// that picks among them: chooseConv for the planar algorithms, with every
+// threshold, and the convolution factories for the rest.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -74,6 +75,18 @@ std::unique_ptr<OpKernel> makePanelConv(const ConvGeometry &g, ConvWeights w);
 std::unique_ptr<OpKernel> makeWinogradConv(const ConvGeometry &g, ConvWeights w);
 std::unique_ptr<OpKernel> makeBlasConv(const ConvGeometry &g, const ConvChoice &c, ConvWeights w);
 std::unique_ptr<OpKernel> makeTransposedConv(const ConvGeometry &g, ConvWeights w);
+
+// Calls the planar algorithms above do not take, read from the call itself.
+
+/// NdConv.cpp: im2col and sgemm over 1 to 3 spatial dims (and its
+/// transposed form), the weight and bias from the archive or operands.
+llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c);
+
+/// PaddedConv.cpp: padding_mode reflect, replicate or circular as F.pad in
+/// that mode, then the call's own convolution without padding (built
+/// through the registry, so chosen as any other).
+llvm::Expected<std::unique_ptr<OpKernel>> makePaddedConv(const CallNode &c,
+                                                         const KernelBuildContext &ctx);
 
 /// A depthwise layer as the banded pair takes it over.
 struct DepthwiseParts {

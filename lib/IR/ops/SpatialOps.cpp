@@ -1,0 +1,124 @@
+//===- SpatialOps.cpp - grid_sample, affine_grid, fold, unfold ------------===//
+#include "TypeRuleUtils.h"
+
+using namespace kc;
+using namespace kc::typerules;
+
+namespace {
+
+/// (N, C, *in) sampled at the grid's (N, *out, k) points: (N, C, *out).
+llvm::Expected<Type> gridSample(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0), *g = dataType(c, 1);
+  if (!in || !g)
+    return Type();
+  if ((in->rank() != 4 && in->rank() != 5) || g->rank() != in->rank() ||
+      g->dim(-1) != int64_t(in->rank()) - 2 || g->dim(0) != in->dim(0))
+    return fail(c, "expects (N, C, H, W) with an (N, H', W', 2) grid, or (N, C, D, H, W) with "
+                   "an (N, D', H', W', 3) grid");
+  std::vector<int64_t> d = {in->dim(0), in->dim(1)};
+  d.insert(d.end(), g->dims().begin() + 1, g->dims().end() - 1);
+  return tensorType(in->dtype(), d);
+}
+
+/// theta (N, 2, 3) → grid (N, H, W, 2); (N, 3, 4) → (N, D, H, W, 3).
+llvm::Expected<Type> affineGrid(const CallNode &c) {
+  const TensorTypeNode *t = dataType(c, 0);
+  if (!t)
+    return Type();
+  std::vector<int64_t> size = c.attrs().getInts("size");
+  if (size.size() != 4 && size.size() != 5)
+    return fail(c, "size must have 4 or 5 entries");
+  int64_t k = int64_t(size.size()) - 2;
+  if (t->rank() != 3 || t->dim(1) != k || t->dim(2) != k + 1 || t->dim(0) != size[0])
+    return fail(c, "theta must be (N, " + llvm::Twine(k) + ", " + llvm::Twine(k + 1) + ")");
+  std::vector<int64_t> d = {size[0]};
+  d.insert(d.end(), size.begin() + 2, size.end());
+  d.push_back(k);
+  return tensorType(t->dtype(), d);
+}
+
+/// The number of sliding-window positions along each of the 2 dims.
+llvm::Expected<std::vector<int64_t>> blocks(const CallNode &c, std::vector<int64_t> spatial) {
+  std::vector<int64_t> k = intsN(c, "kernel_size", 2, {}), s = intsN(c, "stride", 2, {1, 1}),
+                       p = intsN(c, "padding", 2, {0, 0}), d = intsN(c, "dilation", 2, {1, 1});
+  if (k.size() != 2 || s.size() != 2 || p.size() != 2 || d.size() != 2)
+    return fail(c, "malformed kernel_size, stride, padding or dilation");
+  std::vector<int64_t> n;
+  for (int i = 0; i < 2; ++i) {
+    if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0)
+      return fail(c, "kernel_size, stride and dilation must be positive, padding not negative");
+    int64_t span = spatial[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1;
+    if (span < 0)
+      return fail(c, "the window does not fit the padded input");
+    n.push_back(span / s[i] + 1);
+  }
+  return n;
+}
+
+/// unfold: (N, C, H, W) → (N, C·kh·kw, L).
+llvm::Expected<Type> unfold(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in || !in->isStatic())
+    return Type();
+  if (in->rank() != 4)
+    return fail(c, "expects (N, C, H, W)");
+  auto n = blocks(c, {in->dim(2), in->dim(3)});
+  if (!n)
+    return n.takeError();
+  std::vector<int64_t> k = intsN(c, "kernel_size", 2, {});
+  return tensorType(in->dtype(), {in->dim(0), in->dim(1) * k[0] * k[1], (*n)[0] * (*n)[1]});
+}
+
+/// fold: (N, C·kh·kw, L) → (N, C, *output_size).
+llvm::Expected<Type> fold(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in || !in->isStatic())
+    return Type();
+  std::vector<int64_t> o = intsN(c, "output_size", 2, {});
+  std::vector<int64_t> k = intsN(c, "kernel_size", 2, {});
+  if (in->rank() != 3 || o.size() != 2 || k.size() != 2 || k[0] * k[1] <= 0 ||
+      in->dim(1) % (k[0] * k[1]))
+    return fail(c, "expects (N, C·kh·kw, L) and 2-d output_size and kernel_size");
+  auto n = blocks(c, o);
+  if (!n)
+    return n.takeError();
+  if ((*n)[0] * (*n)[1] != in->dim(2))
+    return fail(c, "the input has " + llvm::Twine(in->dim(2)) + " blocks, output_size gives " +
+                       llvm::Twine((*n)[0] * (*n)[1]));
+  return tensorType(in->dtype(), {in->dim(0), in->dim(1) / (k[0] * k[1]), o[0], o[1]});
+}
+
+const OpFlags kPure = OpFlags::Pure;
+
+KC_REGISTER_OP(grid_sample_, "F.grid_sample")
+    .describe("sample the input at grid points (bilinear, nearest, bicubic)")
+    .input("input")
+    .input("grid")
+    .attr("mode", AttrValue::string("bilinear"))
+    .attr("padding_mode", AttrValue::string("zeros"))
+    .attr("align_corners", AttrValue::boolean(false))
+    .flags(kPure)
+    .typeRule(gridSample);
+KC_REGISTER_OP(affine_grid_, "F.affine_grid")
+    .describe("the sampling grid of affine transforms theta")
+    .input("theta")
+    .attr("size", AttrValue(), true)
+    .attr("align_corners", AttrValue::boolean(false))
+    .flags(kPure)
+    .typeRule(affineGrid);
+#define KC_WINDOWS(ID, NAME, ALIAS, RULE, DOC)                                                     \
+  KC_REGISTER_OP(ID, NAME)                                                                         \
+      .describe(DOC)                                                                               \
+      .alias(ALIAS)                                                                                \
+      .input("input")                                                                              \
+      .attr("kernel_size", AttrValue(), true)                                                      \
+      .attr("dilation", AttrValue())                                                               \
+      .attr("padding", AttrValue())                                                                \
+      .attr("stride", AttrValue())                                                                 \
+      .flags(kPure)                                                                                \
+      .typeRule(RULE)
+KC_WINDOWS(unfold_, "nn.Unfold", "F.unfold", unfold, "sliding windows as columns (im2col)");
+KC_WINDOWS(fold_, "nn.Fold", "F.fold", fold, "columns summed back into windows (col2im)")
+    .attr("output_size", AttrValue(), true);
+
+} // namespace

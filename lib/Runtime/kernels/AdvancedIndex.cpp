@@ -1,0 +1,179 @@
+//===- AdvancedIndex.cpp - Tensor.index: x[None, idx, ...] ----------------===//
+//
+// PyTorch's advanced indexing with i64 index tensors, as pnnx writes it:
+// `Tensor.index(input, expr)` where expr is a list of index operands and
+// Nones (`[None, @0]` is x[:, idx]). The index tensors broadcast together
+// to a shape B; when the indexed dims are adjacent, B takes their place in
+// the result, otherwise B comes first and the sliced dims follow (NumPy's
+// rule). Dims after the list are whole and move as contiguous rows.
+// Negative indices count from the end; one out of range stops the run
+// naming the op, before any element moves.
+//
+//===----------------------------------------------------------------------===//
+#include "Operands.h"
+#include "Parallel.h"
+
+#include "kc/IR/Rpn.h"
+
+#include <cstring>
+
+namespace kc::rt {
+namespace {
+
+/// One dim of the result over the indexed dims: a sliced input dim, or a
+/// dim of the broadcast index shape.
+struct OutAxis {
+  bool broadcast;
+  int dim; ///< input dim (sliced) or dim of B
+};
+
+class IndexKernel final : public OpKernel {
+public:
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &ctx) override {
+    for (size_t j = 0; j < idx_.size(); ++j) {
+      const int64_t *p = in[1 + j]->data<int64_t>();
+      int64_t n = inShape_[idx_[j].dim];
+      for (int64_t i = 0, e = numElements(idx_[j].shape); i < e; ++i)
+        if (p[i] < -n || p[i] >= n) {
+          ctx.error = "index " + std::to_string(p[i]) + " is out of range for dim " +
+                      std::to_string(idx_[j].dim) + " of size " + std::to_string(n);
+          return;
+        }
+    }
+    auto *x = static_cast<const uint8_t *>(in[0]->raw());
+    auto *y = static_cast<uint8_t *>(out[0]->raw());
+    size_t row = size_t(inner_) * esize_;
+    int64_t rows = 1;
+    for (int64_t d : outDims_)
+      rows *= d;
+    parallelFor(rows, rows * inner_ > 65536, [&](int64_t r) {
+      // The coordinates of row r over the result's indexed part.
+      int64_t rem = r, off = 0;
+      int64_t coord[16];
+      for (size_t a = axes_.size(); a-- > 0;)
+        coord[a] = rem % outDims_[a], rem /= outDims_[a];
+      int64_t bpos[16] = {0};
+      for (size_t a = 0; a < axes_.size(); ++a)
+        if (axes_[a].broadcast)
+          bpos[axes_[a].dim] = coord[a];
+        else
+          off += coord[a] * inStride_[axes_[a].dim];
+      for (size_t j = 0; j < idx_.size(); ++j) {
+        int64_t k = 0;
+        for (size_t b = 0; b < bShape_.size(); ++b)
+          k += bpos[b] * idx_[j].bstride[b];
+        int64_t v = in[1 + j]->data<int64_t>()[k], n = inShape_[idx_[j].dim];
+        off += (v < 0 ? v + n : v) * inStride_[idx_[j].dim];
+      }
+      std::memcpy(y + r * row, x + off * esize_, row);
+    });
+  }
+
+  struct Index {
+    int dim;                      ///< the input dim it indexes
+    std::vector<int64_t> shape;   ///< its own shape
+    std::vector<int64_t> bstride; ///< its element stride per dim of B (0: broadcast)
+  };
+  std::vector<int64_t> inShape_, inStride_, bShape_, outDims_;
+  std::vector<Index> idx_;
+  std::vector<OutAxis> axes_;
+  int64_t inner_ = 1;
+  size_t esize_ = 4;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeIndex(const CallNode &c, const KernelBuildContext &) {
+  const ExprNode *list = nullptr;
+  for (size_t i = 0; i < c.numArgs(); ++i)
+    if (c.keys()[i].role != ArgRole::Weight && listExpressionItems(*c.arg(i)))
+      list = c.arg(i).get();
+  if (!list || c.numArgs() != 2 || list != c.arg(1).get())
+    return kernelError(c, "expects an input, then a list of index operands and Nones");
+  auto s = staticShape(c, c.arg(0)->type());
+  if (!s)
+    return s.takeError();
+  auto items = *listExpressionItems(*list);
+  auto *lc = llvm::cast<CallNode>(list);
+  auto k = std::make_unique<IndexKernel>();
+  k->inShape_ = *s;
+  size_t rank = s->size();
+  if (items.size() > rank || rank > 16)
+    return kernelError(c, llvm::Twine(items.size()) + " indices for a " + llvm::Twine(rank) +
+                              "-d input");
+  k->inStride_.assign(rank, 1);
+  for (size_t d = rank; d-- > 1;)
+    k->inStride_[d - 1] = k->inStride_[d] * (*s)[d];
+  for (size_t d = items.size(); d < rank; ++d)
+    k->inner_ *= (*s)[d];
+  // The index tensors, and their broadcast shape B.
+  for (size_t d = 0; d < items.size(); ++d) {
+    if (items[d] < 0)
+      continue;
+    const ExprNode *a = lc->arg(size_t(items[d])).get();
+    auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(a->type().get());
+    if (!tt || tt->dtype() != DType::I64)
+      return kernelError(c, "index " + llvm::Twine(d) + " must be an i64 tensor, got " +
+                                (tt ? dtypeName(tt->dtype()).str() : std::string("?")) +
+                                " (bool masks give a shape known only at run time)");
+    auto is = staticShape(c, a->type());
+    if (!is)
+      return is.takeError();
+    k->idx_.push_back({int(d), *is, {}});
+    if (is->size() > k->bShape_.size())
+      k->bShape_.insert(k->bShape_.begin(), is->size() - k->bShape_.size(), 1);
+    for (size_t i = 0; i < is->size(); ++i) {
+      int64_t &b = k->bShape_[k->bShape_.size() - is->size() + i];
+      int64_t v = (*is)[i];
+      if (b != v && b != 1 && v != 1)
+        return kernelError(c, "index shapes do not broadcast: " + shapeToString(*is));
+      b = b == 1 ? v : b;
+    }
+  }
+  if (k->idx_.empty() || k->bShape_.size() > 16)
+    return kernelError(c, "expects at least one index tensor");
+  for (auto &ix : k->idx_) {
+    size_t lead = k->bShape_.size() - ix.shape.size();
+    ix.bstride.assign(k->bShape_.size(), 0);
+    int64_t st = 1;
+    for (size_t i = ix.shape.size(); i-- > 0;) {
+      ix.bstride[lead + i] = ix.shape[i] == 1 ? 0 : st;
+      st *= ix.shape[i];
+    }
+  }
+  // Adjacent index dims keep their place; otherwise B goes first.
+  int first = k->idx_.front().dim, last = k->idx_.back().dim;
+  bool adjacent = last - first + 1 == int(k->idx_.size());
+  auto addB = [&] {
+    for (size_t b = 0; b < k->bShape_.size(); ++b)
+      k->axes_.push_back({true, int(b)});
+  };
+  if (!adjacent)
+    addB();
+  for (int d = 0; d < int(items.size()); ++d) {
+    if (adjacent && d == first)
+      addB();
+    if (items[size_t(d)] < 0)
+      k->axes_.push_back({false, d});
+  }
+  if (k->axes_.size() > 16)
+    return kernelError(c, "too many result dims");
+  std::vector<int64_t> outShape;
+  for (const OutAxis &a : k->axes_) {
+    k->outDims_.push_back(a.broadcast ? k->bShape_[size_t(a.dim)] : (*s)[size_t(a.dim)]);
+    outShape.push_back(k->outDims_.back());
+  }
+  for (size_t d = items.size(); d < rank; ++d)
+    outShape.push_back((*s)[d]);
+  auto os = outputShape(c);
+  if (!os)
+    return os.takeError();
+  if (*os != outShape)
+    return kernelError(c, "the result is " + shapeToString(outShape) + ", the graph declares " +
+                              shapeToString(*os));
+  k->esize_ = std::max<size_t>(dtypeSize(outputDType(c)), 1);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+KC_REGISTER_KERNEL(tensor_index, "Tensor.index", makeIndex);
+
+} // namespace
+} // namespace kc::rt

@@ -1,0 +1,225 @@
+//===- ArgReduce.cpp - max/min along a dim, argmax/argmin, topk -----------===//
+//
+// Reductions that also say where: along one dim, viewed as (outer, len,
+// inner), each output position scans its `len` values. PyTorch's rules: a
+// NaN is the maximum and the minimum (the first one wins), ties go to the
+// first index; topk orders NaN above every number and, with sorted=True,
+// returns the values best first.
+//
+//===----------------------------------------------------------------------===//
+#include "Operands.h"
+#include "Parallel.h"
+
+namespace kc::rt {
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeExtremeOfAll(const CallNode &c, bool isMax,
+                                                           const KernelBuildContext &ctx);
+
+namespace {
+
+/// `v` beats `best` for a maximum (IsMax) or a minimum.
+template <bool IsMax> bool better(float v, float best) {
+  if (std::isnan(best))
+    return false;
+  if (std::isnan(v))
+    return true;
+  return IsMax ? v > best : v < best;
+}
+
+/// Values (optional) and indices (optional) of the extreme along the line.
+template <bool IsMax> class ExtremeKernel final : public OpKernel {
+public:
+  ExtremeKernel(AxisLine l, bool values, bool indices)
+      : l_(l), values_(values), indices_(indices) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *v = values_ ? out[0]->data<float>() : nullptr;
+    int64_t *ix = indices_ ? out[values_ ? 1 : 0]->data<int64_t>() : nullptr;
+    const int64_t len = l_.len, inner = l_.inner;
+    parallelFor(l_.outer, l_.outer * len * inner > 32768, [&](int64_t o) {
+      const float *xs = x + o * len * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        float best = xs[i];
+        int64_t at = 0;
+        for (int64_t j = 1; j < len; ++j)
+          if (better<IsMax>(xs[j * inner + i], best))
+            best = xs[j * inner + i], at = j;
+        if (v)
+          v[o * inner + i] = best;
+        if (ix)
+          ix[o * inner + i] = at;
+      }
+    });
+  }
+
+private:
+  AxisLine l_;
+  bool values_, indices_;
+};
+
+/// torch.max / torch.min along a dim (values, and indices when declared).
+template <bool IsMax>
+llvm::Expected<std::unique_ptr<OpKernel>> makeMaxMin(const CallNode &c,
+                                                     const KernelBuildContext &ctx) {
+  const AttrValue *dv = c.attrs().find("dim");
+  if (!dv || dv->isNone())
+    return makeExtremeOfAll(c, IsMax, ctx);
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  if (auto e = requireF32(c))
+    return e;
+  auto l = axisLine(c, *in, dv->getInt());
+  if (!l)
+    return l.takeError();
+  if (l->len == 0)
+    return kernelError(c, "reduces an empty dim");
+  bool pair = llvm::isa_and_nonnull<TupleTypeNode>(c.type().get());
+  return std::unique_ptr<OpKernel>(new ExtremeKernel<IsMax>(*l, true, pair));
+}
+KC_REGISTER_KERNEL(max, "torch.max", makeMaxMin<true>);
+KC_REGISTER_KERNEL(min, "torch.min", makeMaxMin<false>);
+
+/// torch.argmax / torch.argmin: along dim, or over the flattened input.
+template <bool IsMax>
+llvm::Expected<std::unique_ptr<OpKernel>> makeArg(const CallNode &c, const KernelBuildContext &) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  if (auto e = requireF32(c))
+    return e;
+  const AttrValue *dv = c.attrs().find("dim");
+  AxisLine l;
+  if (!dv || dv->isNone()) {
+    l.len = numElements(*in);
+  } else {
+    auto a = axisLine(c, *in, dv->getInt());
+    if (!a)
+      return a.takeError();
+    l = *a;
+  }
+  if (l.len == 0)
+    return kernelError(c, "reduces an empty dim");
+  return std::unique_ptr<OpKernel>(new ExtremeKernel<IsMax>(l, false, true));
+}
+KC_REGISTER_KERNEL(argmax, "torch.argmax", makeArg<true>);
+KC_REGISTER_KERNEL(argmin, "torch.argmin", makeArg<false>);
+
+/// torch.topk along a dim.
+class TopkKernel final : public OpKernel {
+public:
+  TopkKernel(AxisLine l, int64_t k, bool largest) : l_(l), k_(k), largest_(largest) {
+    scratch_.floats = 2 * l.len; // the order of one line's indices, int64
+  }
+  size_t workspaceBytes() const override { return scratch_.bytes(); }
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &ctx) override {
+    const float *x = in[0]->data<float>();
+    float *v = out[0]->data<float>();
+    int64_t *ix = out[1]->data<int64_t>();
+    const int64_t len = l_.len, inner = l_.inner, k = k_;
+    bool largest = largest_;
+    const int64_t lines = l_.outer * inner;
+    bool worthIt = lines * len > 32768;
+    parallelForScratch(lines, worthIt, scratch_, ctx.workspace, [&](int64_t oi, float *s) {
+      int64_t o = oi / inner, i = oi % inner;
+      const float *xs = x + o * len * inner + i;
+      int64_t *order = reinterpret_cast<int64_t *>(s);
+      for (int64_t j = 0; j < len; ++j)
+        order[j] = j;
+      auto first = [&](int64_t a, int64_t b) {
+        float p = xs[a * inner], q = xs[b * inner];
+        bool pn = std::isnan(p), qn = std::isnan(q);
+        if (pn || qn) // NaN ranks above every number
+          return largest ? (pn && !qn) || (pn && qn && a < b) : (!pn && qn) || (pn && qn && a < b);
+        if (p != q)
+          return largest ? p > q : p < q;
+        return a < b;
+      };
+      std::partial_sort(order, order + k, order + len, first);
+      for (int64_t j = 0; j < k; ++j) {
+        v[(o * k + j) * inner + i] = xs[order[j] * inner];
+        ix[(o * k + j) * inner + i] = order[j];
+      }
+    });
+  }
+
+private:
+  AxisLine l_;
+  int64_t k_;
+  bool largest_;
+  ThreadScratch scratch_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const KernelBuildContext &) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  if (auto e = requireF32(c))
+    return e;
+  auto l = axisLine(c, *in, c.attrs().getInt("dim", -1));
+  if (!l)
+    return l.takeError();
+  int64_t k = c.attrs().getInt("k", 1);
+  if (k < 0 || k > l->len)
+    return kernelError(c, "k=" + llvm::Twine(k) + " is out of range for a dim of " +
+                              llvm::Twine(l->len));
+  auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c.type().get());
+  if (!tt || tt->size() != 2)
+    return kernelError(c, "needs its two results, values and indices");
+  return std::unique_ptr<OpKernel>(new TopkKernel(*l, k, c.attrs().getBool("largest", true)));
+}
+KC_REGISTER_KERNEL(topk, "torch.topk", makeTopk);
+
+/// torch.cumsum / torch.cumprod along a dim, accumulated in double (as
+/// PyTorch on the CPU), `inner` positions at a time.
+template <bool Sum> class ScanKernel final : public OpKernel {
+public:
+  explicit ScanKernel(AxisLine l) : l_(l) {
+    scratch_.floats = 2 * l.inner; // one double accumulator per inner position
+  }
+  size_t workspaceBytes() const override { return scratch_.bytes(); }
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &ctx) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    const int64_t len = l_.len, inner = l_.inner;
+    bool worthIt = l_.outer * len * inner > 32768;
+    parallelForScratch(l_.outer, worthIt, scratch_, ctx.workspace, [&](int64_t o, float *s) {
+      double *acc = reinterpret_cast<double *>(s);
+      std::fill(acc, acc + inner, Sum ? 0.0 : 1.0);
+      const float *xs = x + o * len * inner;
+      float *ys = y + o * len * inner;
+      for (int64_t j = 0; j < len; ++j)
+        for (int64_t i = 0; i < inner; ++i) {
+          acc[i] = Sum ? acc[i] + xs[j * inner + i] : acc[i] * xs[j * inner + i];
+          ys[j * inner + i] = float(acc[i]);
+        }
+    });
+  }
+
+private:
+  AxisLine l_;
+  ThreadScratch scratch_;
+};
+
+template <bool Sum>
+llvm::Expected<std::unique_ptr<OpKernel>> makeScan(const CallNode &c, const KernelBuildContext &) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  if (auto e = requireF32(c))
+    return e;
+  if (outputDType(c) != DType::F32)
+    return kernelError(c, "only an f32 result is supported");
+  auto l = axisLine(c, *in, c.attrs().getInt("dim", 0));
+  if (!l)
+    return l.takeError();
+  return std::unique_ptr<OpKernel>(new ScanKernel<Sum>(*l));
+}
+KC_REGISTER_KERNEL(cumsum, "torch.cumsum", makeScan<true>);
+KC_REGISTER_KERNEL(cumprod, "torch.cumprod", makeScan<false>);
+
+} // namespace
+} // namespace kc::rt

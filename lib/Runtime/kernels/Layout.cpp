@@ -1,0 +1,444 @@
+//===- Layout.cpp - Roll, flip, repeat, tile, channel shuffle, ... --------===//
+//
+// Ops whose every output element is one input element, at an offset that
+// is a sum of one term per output dim: out[i0, i1, ...] =
+// in[base + off0[i0] + off1[i1] + ...]. One kernel runs them all from the
+// per-dim offset tables made at load time. Along the last dim it copies
+// each contiguous run of the table with one memcpy (a roll is two runs, a
+// repeat one per copy), or gathers where runs are short (a flip).
+//
+//===----------------------------------------------------------------------===//
+#include "Parallel.h"
+#include "Rebind.h"
+
+#include <cstring>
+
+namespace kc::rt {
+namespace {
+
+class IndexMapKernel final : public OpKernel {
+public:
+  IndexMapKernel(std::vector<int64_t> outShape, std::vector<std::vector<int64_t>> offsets,
+                 int64_t base, size_t esize)
+      : shape_(std::move(outShape)), off_(std::move(offsets)), base_(base), esize_(esize) {
+    if (shape_.empty())
+      return;
+    const std::vector<int64_t> &last = off_.back();
+    for (size_t j = 0; j < last.size();) {
+      size_t k = j + 1;
+      while (k < last.size() && last[k] == last[k - 1] + 1)
+        ++k;
+      runs_.push_back({int64_t(j), last[j], int64_t(k - j)});
+      j = k;
+    }
+    useRuns_ = runs_.size() * 8 <= last.size() || esize_ != 4;
+  }
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const uint8_t *x = static_cast<const uint8_t *>(in[0]->raw()) + base_ * esize_;
+    uint8_t *y = static_cast<uint8_t *>(out[0]->raw());
+    size_t r = shape_.size();
+    if (r == 0) {
+      std::memcpy(y, x, esize_);
+      return;
+    }
+    int64_t inner = shape_[r - 1];
+    int64_t rows = numElements(shape_) / std::max<int64_t>(inner, 1);
+    if (inner == 0)
+      return;
+    const int64_t *last = off_.back().data();
+    parallelFor(rows, rows * inner > 65536, [&](int64_t row) {
+      int64_t rem = row, off = 0;
+      for (size_t d = r - 1; d-- > 0;) {
+        off += off_[d][rem % shape_[d]];
+        rem /= shape_[d];
+      }
+      uint8_t *o = y + row * inner * esize_;
+      const uint8_t *s = x + off * esize_;
+      if (useRuns_) {
+        for (const Run &u : runs_)
+          std::memcpy(o + u.dst * esize_, s + u.src * esize_, u.len * esize_);
+        return;
+      }
+      auto *of = reinterpret_cast<uint32_t *>(o);
+      auto *sf = reinterpret_cast<const uint32_t *>(s);
+      for (int64_t j = 0; j < inner; ++j)
+        of[j] = sf[last[j]];
+    });
+  }
+
+private:
+  struct Run {
+    int64_t dst, src, len;
+  };
+  std::vector<int64_t> shape_;
+  std::vector<std::vector<int64_t>> off_;
+  int64_t base_;
+  size_t esize_;
+  std::vector<Run> runs_;
+  bool useRuns_ = true;
+};
+
+std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t st = 1;
+  for (size_t i = shape.size(); i-- > 0;)
+    s[i] = st, st *= shape[i];
+  return s;
+}
+
+size_t elemSize(const CallNode &c) { return std::max<size_t>(dtypeSize(outputDType(c)), 1); }
+
+std::unique_ptr<OpKernel> indexMap(const CallNode &c, std::vector<int64_t> out,
+                                   std::vector<std::vector<int64_t>> off, int64_t base = 0) {
+  return std::make_unique<IndexMapKernel>(std::move(out), std::move(off), base, elemSize(c));
+}
+
+/// Offsets of an identity map of dim d (of `in`, strides `st`).
+std::vector<int64_t> identity(int64_t n, int64_t stride) {
+  std::vector<int64_t> v(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = i * stride;
+  return v;
+}
+
+struct Shapes {
+  std::vector<int64_t> in, out;
+};
+llvm::Expected<Shapes> shapes(const CallNode &c) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  auto out = outputShape(c);
+  if (!out)
+    return out.takeError();
+  return Shapes{*in, *out};
+}
+
+/// torch.roll: each of `dims` shifted by its shift, cyclically; without
+/// dims, the flattened tensor.
+llvm::Expected<std::unique_ptr<OpKernel>> makeRoll(const CallNode &c, const KernelBuildContext &) {
+  auto s = shapes(c);
+  if (!s)
+    return s.takeError();
+  std::vector<int64_t> shifts = c.attrs().getInts("shifts");
+  const AttrValue *dv = c.attrs().find("dims");
+  bool flat = !dv || dv->isNone();
+  std::vector<int64_t> shape = flat ? std::vector<int64_t>{numElements(s->in)} : s->in;
+  std::vector<int64_t> dims = flat ? std::vector<int64_t>{0} : dv->asIntVector();
+  if (shifts.size() != dims.size())
+    return kernelError(c, "shifts and dims differ in length");
+  auto st = stridesOf(shape);
+  std::vector<int64_t> shift(shape.size(), 0);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int d = normAxis(dims[i], shape.size());
+    if (d < 0 || d >= int(shape.size()))
+      return kernelError(c, "dim " + llvm::Twine(dims[i]) + " out of range");
+    shift[d] += shifts[i];
+  }
+  std::vector<std::vector<int64_t>> off(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t n = shape[d];
+    off[d].resize(n);
+    for (int64_t i = 0; i < n; ++i)
+      off[d][i] = (((i - shift[d]) % n + n) % n) * st[d];
+  }
+  return indexMap(c, shape, std::move(off));
+}
+
+/// torch.flip: the listed dims reversed.
+llvm::Expected<std::unique_ptr<OpKernel>> makeFlip(const CallNode &c, const KernelBuildContext &) {
+  auto s = shapes(c);
+  if (!s)
+    return s.takeError();
+  auto st = stridesOf(s->in);
+  std::vector<bool> flip(s->in.size());
+  for (int64_t d : c.attrs().getInts("dims")) {
+    int a = normAxis(d, s->in.size());
+    if (a < 0 || a >= int(s->in.size()))
+      return kernelError(c, "dim " + llvm::Twine(d) + " out of range");
+    flip[a] = true;
+  }
+  std::vector<std::vector<int64_t>> off(s->in.size());
+  for (size_t d = 0; d < s->in.size(); ++d) {
+    off[d] = identity(s->in[d], st[d]);
+    if (flip[d])
+      std::reverse(off[d].begin(), off[d].end());
+  }
+  return indexMap(c, s->in, std::move(off));
+}
+
+/// Tensor.repeat and torch.tile: the input, aligned right against the
+/// output's rank, read cyclically along every dim.
+llvm::Expected<std::unique_ptr<OpKernel>> makeRepeat(const CallNode &c,
+                                                     const KernelBuildContext &) {
+  auto s = shapes(c);
+  if (!s)
+    return s.takeError();
+  if (s->out.size() < s->in.size())
+    return kernelError(c, "the result has fewer dims than the input");
+  size_t lead = s->out.size() - s->in.size();
+  std::vector<int64_t> in(lead, 1);
+  in.insert(in.end(), s->in.begin(), s->in.end());
+  auto st = stridesOf(in);
+  std::vector<std::vector<int64_t>> off(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 0 || s->out[d] % in[d])
+      return kernelError(c, "result dim " + llvm::Twine(d) + " is not a multiple of the input's");
+    off[d].resize(s->out[d]);
+    for (int64_t i = 0; i < s->out[d]; ++i)
+      off[d][i] = (i % in[d]) * st[d];
+  }
+  return indexMap(c, s->out, std::move(off));
+}
+
+/// torch.repeat_interleave with an int `repeats`: each element of `dim`
+/// (of the flattened input without one) repeated.
+llvm::Expected<std::unique_ptr<OpKernel>> makeRepeatInterleave(const CallNode &c,
+                                                               const KernelBuildContext &) {
+  auto s = shapes(c);
+  if (!s)
+    return s.takeError();
+  if (dataArgs(c).size() != 1)
+    return kernelError(c, "repeats given as a tensor are not supported");
+  const AttrValue *rv = c.attrs().find("repeats");
+  if (!rv || !rv->isInt() || rv->getInt() <= 0)
+    return kernelError(c, "repeats must be a positive int");
+  int64_t k = rv->getInt();
+  const AttrValue *dv = c.attrs().find("dim");
+  bool flat = !dv || dv->isNone();
+  std::vector<int64_t> in = flat ? std::vector<int64_t>{numElements(s->in)} : s->in;
+  int dim = flat ? 0 : normAxis(dv->getInt(), in.size());
+  if (dim < 0 || dim >= int(in.size()))
+    return kernelError(c, "dim out of range for " + shapeToString(in));
+  std::vector<int64_t> out = in;
+  out[dim] *= k;
+  if (numElements(out) != numElements(s->out))
+    return kernelError(c, "the result type does not hold " + shapeToString(out));
+  auto st = stridesOf(in);
+  std::vector<std::vector<int64_t>> off(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    off[d] = identity(out[d], st[d]);
+    if (int(d) == dim)
+      for (int64_t i = 0; i < out[d]; ++i)
+        off[d][i] = (i / k) * st[d];
+  }
+  return indexMap(c, out, std::move(off));
+}
+
+/// nn.ChannelShuffle: channel a*groups + b of the result is channel
+/// b*(C/groups) + a of the input.
+llvm::Expected<std::unique_ptr<OpKernel>> makeChannelShuffle(const CallNode &c,
+                                                             const KernelBuildContext &) {
+  auto s = shapes(c);
+  if (!s)
+    return s.takeError();
+  int64_t g = c.attrs().getInt("groups", 1);
+  if (s->in.size() < 3 || g <= 0 || s->in[1] % g)
+    return kernelError(c, "groups=" + llvm::Twine(g) + " does not divide the channels of " +
+                              shapeToString(s->in));
+  auto st = stridesOf(s->in);
+  std::vector<std::vector<int64_t>> off(s->in.size());
+  for (size_t d = 0; d < s->in.size(); ++d)
+    off[d] = identity(s->in[d], st[d]);
+  int64_t per = s->in[1] / g;
+  for (int64_t co = 0; co < s->in[1]; ++co)
+    off[1][co] = ((co % g) * per + co / g) * st[1];
+  return indexMap(c, s->in, std::move(off));
+}
+
+/// torch.as_strided over the contiguous input.
+llvm::Expected<std::unique_ptr<OpKernel>> makeAsStrided(const CallNode &c,
+                                                        const KernelBuildContext &) {
+  auto s = shapes(c);
+  if (!s)
+    return s.takeError();
+  std::vector<int64_t> size = c.attrs().getInts("size"), stride = c.attrs().getInts("stride");
+  int64_t base = c.attrs().getInt("storage_offset", 0);
+  if (size != s->out || stride.size() != size.size())
+    return kernelError(c, "size and stride must match the result " + shapeToString(s->out));
+  int64_t last = base;
+  for (size_t d = 0; d < size.size(); ++d) {
+    if (stride[d] < 0 || size[d] <= 0)
+      return kernelError(c, "negative strides and empty sizes are not supported");
+    last += (size[d] - 1) * stride[d];
+  }
+  if (base < 0 || last >= numElements(s->in))
+    return kernelError(c, "reads outside the input's " + llvm::Twine(numElements(s->in)) +
+                              " elements");
+  std::vector<std::vector<int64_t>> off(size.size());
+  for (size_t d = 0; d < size.size(); ++d)
+    off[d] = identity(size[d], stride[d]);
+  return indexMap(c, size, std::move(off), base);
+}
+
+KC_REGISTER_KERNEL(roll, "torch.roll", makeRoll);
+KC_REGISTER_KERNEL(flip, "torch.flip", makeFlip);
+KC_REGISTER_KERNEL(repeat, "Tensor.repeat", makeRepeat);
+KC_REGISTER_KERNEL(tile, "torch.tile", makeRepeat);
+KC_REGISTER_KERNEL(repeat_interleave, "torch.repeat_interleave", makeRepeatInterleave);
+KC_REGISTER_KERNEL(channel_shuffle, "nn.ChannelShuffle", makeChannelShuffle);
+KC_REGISTER_KERNEL(as_strided, "torch.as_strided", makeAsStrided);
+
+/// torch.diag: a vector's diagonal matrix, or a matrix's diagonal.
+class DiagKernel final : public OpKernel {
+public:
+  DiagKernel(int64_t rows, int64_t cols, int64_t offset, bool toMatrix, size_t esize)
+      : rows_(rows), cols_(cols), offset_(offset), toMatrix_(toMatrix), esize_(esize) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    auto *x = static_cast<const uint8_t *>(in[0]->raw());
+    auto *y = static_cast<uint8_t *>(out[0]->raw());
+    int64_t r0 = offset_ < 0 ? -offset_ : 0, c0 = offset_ > 0 ? offset_ : 0;
+    int64_t n = std::min(rows_ - r0, cols_ - c0);
+    if (toMatrix_)
+      std::memset(y, 0, out[0]->nbytes());
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t m = (r0 + i) * cols_ + c0 + i;
+      if (toMatrix_)
+        std::memcpy(y + m * esize_, x + i * esize_, esize_);
+      else
+        std::memcpy(y + i * esize_, x + m * esize_, esize_);
+    }
+  }
+
+private:
+  int64_t rows_, cols_, offset_;
+  bool toMatrix_;
+  size_t esize_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeDiag(const CallNode &c, const KernelBuildContext &) {
+  auto s = shapes(c);
+  if (!s)
+    return s.takeError();
+  bool toMatrix = s->in.size() == 1;
+  const std::vector<int64_t> &m = toMatrix ? s->out : s->in;
+  if (m.size() != 2)
+    return kernelError(c, "expects a vector or a matrix, got " + shapeToString(s->in));
+  return std::unique_ptr<OpKernel>(
+      new DiagKernel(m[0], m[1], c.attrs().getInt("diagonal", 0), toMatrix, elemSize(c)));
+}
+KC_REGISTER_KERNEL(diag, "torch.diag", makeDiag);
+
+/// torch.slice_scatter: the input with `src` written over a slice of dim.
+class SliceScatterKernel final : public OpKernel {
+public:
+  SliceScatterKernel(int64_t outer, int64_t len, int64_t inner, int64_t start, int64_t step,
+                     int64_t count, size_t esize)
+      : outer_(outer), len_(len), inner_(inner), start_(start), step_(step), count_(count),
+        esize_(esize) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    auto *x = static_cast<const uint8_t *>(in[0]->raw());
+    auto *src = static_cast<const uint8_t *>(in[1]->raw());
+    auto *y = static_cast<uint8_t *>(out[0]->raw());
+    if (y != x)
+      std::memcpy(y, x, out[0]->nbytes());
+    size_t row = size_t(inner_) * esize_;
+    for (int64_t o = 0; o < outer_; ++o)
+      for (int64_t j = 0; j < count_; ++j)
+        std::memcpy(y + ((o * len_ + start_ + j * step_) * inner_) * esize_,
+                    src + ((o * count_ + j) * inner_) * esize_, row);
+  }
+
+private:
+  int64_t outer_, len_, inner_, start_, step_, count_;
+  size_t esize_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeSliceScatter(const CallNode &c,
+                                                           const KernelBuildContext &) {
+  auto s = shapes(c);
+  if (!s)
+    return s.takeError();
+  auto src = inputShape(c, 1);
+  if (!src)
+    return src.takeError();
+  int dim = normAxis(c.attrs().getInt("dim", 0), s->in.size());
+  if (dim < 0 || dim >= int(s->in.size()))
+    return kernelError(c, "dim out of range for " + shapeToString(s->in));
+  int64_t n = s->in[dim];
+  int64_t start = c.attrs().getInt("start", 0), end = c.attrs().getInt("end", n);
+  int64_t step = c.attrs().getInt("step", 1);
+  if (step <= 0)
+    return kernelError(c, "step must be positive");
+  start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);
+  end = std::clamp<int64_t>(end < 0 ? end + n : end, 0, n);
+  int64_t count = end > start ? (end - start - 1) / step + 1 : 0;
+  std::vector<int64_t> want = s->in;
+  want[dim] = count;
+  if (*src != want)
+    return kernelError(c, "src " + shapeToString(*src) + " does not fill the slice " +
+                              shapeToString(want));
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < dim; ++i)
+    outer *= s->in[i];
+  for (size_t i = dim + 1; i < s->in.size(); ++i)
+    inner *= s->in[i];
+  return std::unique_ptr<OpKernel>(
+      new SliceScatterKernel(outer, n, inner, start, step, count, elemSize(c)));
+}
+KC_REGISTER_KERNEL(slice_scatter, "torch.slice_scatter", makeSliceScatter);
+KC_REGISTER_KERNEL(slice_copy, "Tensor.slice_copy", makeSliceScatter);
+
+/// torch.narrow: a slice of `length` from `start`.
+llvm::Expected<std::unique_ptr<OpKernel>> makeNarrow(const CallNode &c,
+                                                     const KernelBuildContext &ctx) {
+  int64_t start = c.attrs().getInt("start", 0), length = c.attrs().getInt("length", 0);
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  int dim = normAxis(c.attrs().getInt("dim", 0), in->size());
+  if (dim < 0 || dim >= int(in->size()))
+    return kernelError(c, "dim out of range for " + shapeToString(*in));
+  if (start < 0)
+    start += (*in)[dim];
+  return kernelAs(c, "Tensor.slice",
+                  {{"dim", AttrValue::integer(dim)},
+                   {"start", AttrValue::integer(start)},
+                   {"end", AttrValue::integer(start + length)},
+                   {"step", AttrValue::integer(1)}},
+                  ctx);
+}
+KC_REGISTER_KERNEL(narrow, "torch.narrow", makeNarrow);
+
+/// torch.t: a transpose of the two dims of a matrix; fewer dims stay.
+llvm::Expected<std::unique_ptr<OpKernel>> makeT(const CallNode &c, const KernelBuildContext &ctx) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  if (in->size() < 2)
+    return kernelAs(c, "nn.Identity", {}, ctx);
+  return kernelAs(c, "torch.transpose",
+                  {{"dim0", AttrValue::integer(0)}, {"dim1", AttrValue::integer(1)}}, ctx);
+}
+KC_REGISTER_KERNEL(t, "torch.t", makeT);
+
+/// Tensor.unflatten and Tensor.reshape_as: the input's bytes, reshaped.
+llvm::Expected<std::unique_ptr<OpKernel>> makeViewLike(const CallNode &c,
+                                                       const KernelBuildContext &ctx) {
+  return kernelAs(c, "Tensor.reshape", {}, ctx);
+}
+KC_REGISTER_KERNEL(unflatten, "Tensor.unflatten", makeViewLike);
+KC_REGISTER_KERNEL(reshape_as, "Tensor.reshape_as", makeViewLike);
+
+/// Tensor.expand_as: expand to the other operand's shape.
+llvm::Expected<std::unique_ptr<OpKernel>> makeExpandAs(const CallNode &c,
+                                                       const KernelBuildContext &ctx) {
+  auto out = outputShape(c);
+  if (!out)
+    return out.takeError();
+  return kernelAs(c, "Tensor.expand", {{"sizes", AttrValue::intList(*out)}}, ctx);
+}
+KC_REGISTER_KERNEL(expand_as, "Tensor.expand_as", makeExpandAs);
+
+/// Tensor.type_as: a conversion to the other operand's element type.
+llvm::Expected<std::unique_ptr<OpKernel>> makeTypeAs(const CallNode &c,
+                                                     const KernelBuildContext &ctx) {
+  return kernelAs(c, "Tensor.to", {}, ctx);
+}
+KC_REGISTER_KERNEL(type_as, "Tensor.type_as", makeTypeAs);
+
+} // namespace
+} // namespace kc::rt

@@ -1,0 +1,287 @@
+//===- Logic.cpp - Comparisons, logical and bitwise ops, where ------------===//
+//
+// Elementwise over operands broadcast to the result (each read through
+// strides, 0 along a broadcast dim), a scalar attribute standing in for a
+// missing operand. Element types: f32, i64 and bool operands (a bool is
+// 0 or 1); integers compare as integers, anything with a float as double
+// (exact for f32). Results: bool for comparisons and logical ops, the
+// operands' type for bitwise ops, torch.where and masked_fill. Any other
+// type is refused naming the op.
+//
+//===----------------------------------------------------------------------===//
+#include "Operands.h"
+
+namespace kc::rt {
+namespace {
+
+enum class Fn {
+  Eq,
+  Ne,
+  Gt,
+  Ge,
+  Lt,
+  Le,
+  And,
+  Or,
+  Xor,
+  Not,
+  BitAnd,
+  BitOr,
+  BitXor,
+  BitNot,
+  Shl,
+  Shr,
+  Where,
+  MaskedFill
+};
+
+/// One operand: a kernel input read through strides, or a scalar.
+struct Arg {
+  int input = -1;
+  DType dtype = DType::F32;
+  double scalar = 0;
+  bool scalarIsInt = false;
+  std::vector<int64_t> strides;
+};
+
+bool isInt(DType t) { return t == DType::I64 || t == DType::Bool; }
+
+class LogicKernel final : public OpKernel {
+public:
+  LogicKernel(Fn fn, std::vector<Arg> args, std::vector<int64_t> shape, DType out)
+      : fn_(fn), args_(std::move(args)), shape_(std::move(shape)), out_(out) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const size_t r = shape_.size(), k = args_.size();
+    std::vector<const void *> base(k);
+    for (size_t a = 0; a < k; ++a)
+      base[a] = args_[a].input >= 0 ? in[args_[a].input]->raw() : nullptr;
+    int64_t n = numElements(shape_);
+    std::vector<int64_t> idx(r, 0), off(k, 0);
+    void *y = out[0]->raw();
+    for (int64_t o = 0; o < n; ++o) {
+      double dv[3] = {0, 0, 0};
+      int64_t iv[3] = {0, 0, 0};
+      bool allInt = true;
+      for (size_t a = 0; a < k; ++a) {
+        const Arg &g = args_[a];
+        if (g.input < 0) {
+          dv[a] = g.scalar, iv[a] = int64_t(g.scalar);
+          allInt &= g.scalarIsInt;
+          continue;
+        }
+        switch (g.dtype) {
+        case DType::F32:
+          dv[a] = static_cast<const float *>(base[a])[off[a]];
+          allInt = false;
+          break;
+        case DType::I64:
+          iv[a] = static_cast<const int64_t *>(base[a])[off[a]];
+          dv[a] = double(iv[a]);
+          break;
+        default:
+          iv[a] = static_cast<const uint8_t *>(base[a])[off[a]] != 0;
+          dv[a] = double(iv[a]);
+          break;
+        }
+      }
+      apply(y, o, dv, iv, allInt);
+      for (size_t d = r; d-- > 0;) {
+        for (size_t a = 0; a < k; ++a)
+          off[a] += args_[a].strides[d];
+        if (++idx[d] < shape_[d])
+          break;
+        for (size_t a = 0; a < k; ++a)
+          off[a] -= idx[d] * args_[a].strides[d];
+        idx[d] = 0;
+      }
+    }
+  }
+
+private:
+  void store(void *y, int64_t o, double d, int64_t i, bool asInt) const {
+    switch (out_) {
+    case DType::F32:
+      static_cast<float *>(y)[o] = asInt ? float(i) : float(d);
+      break;
+    case DType::I64:
+      static_cast<int64_t *>(y)[o] = asInt ? i : int64_t(d);
+      break;
+    default:
+      static_cast<uint8_t *>(y)[o] = asInt ? i != 0 : d != 0;
+      break;
+    }
+  }
+
+  void apply(void *y, int64_t o, const double *d, const int64_t *i, bool allInt) const {
+    bool b = false;
+    switch (fn_) {
+    case Fn::Eq:
+      b = allInt ? i[0] == i[1] : d[0] == d[1];
+      break;
+    case Fn::Ne:
+      b = allInt ? i[0] != i[1] : d[0] != d[1];
+      break;
+    case Fn::Gt:
+      b = allInt ? i[0] > i[1] : d[0] > d[1];
+      break;
+    case Fn::Ge:
+      b = allInt ? i[0] >= i[1] : d[0] >= d[1];
+      break;
+    case Fn::Lt:
+      b = allInt ? i[0] < i[1] : d[0] < d[1];
+      break;
+    case Fn::Le:
+      b = allInt ? i[0] <= i[1] : d[0] <= d[1];
+      break;
+    case Fn::And:
+      b = (d[0] != 0) && (d[1] != 0);
+      break;
+    case Fn::Or:
+      b = (d[0] != 0) || (d[1] != 0);
+      break;
+    case Fn::Xor:
+      b = (d[0] != 0) != (d[1] != 0);
+      break;
+    case Fn::Not:
+      b = d[0] == 0;
+      break;
+    case Fn::BitAnd:
+      return store(y, o, 0, i[0] & i[1], true);
+    case Fn::BitOr:
+      return store(y, o, 0, i[0] | i[1], true);
+    case Fn::BitXor:
+      return store(y, o, 0, i[0] ^ i[1], true);
+    case Fn::BitNot:
+      return store(y, o, 0, out_ == DType::Bool ? !i[0] : ~i[0], true);
+    case Fn::Shl:
+      return store(y, o, 0, i[1] < 0 || i[1] >= 64 ? 0 : int64_t(uint64_t(i[0]) << i[1]), true);
+    case Fn::Shr:
+      return store(y, o, 0, i[1] < 0 || i[1] >= 64 ? (i[0] < 0 ? -1 : 0) : i[0] >> i[1], true);
+    case Fn::Where: {
+      int pick = d[0] != 0 ? 1 : 2;
+      return store(y, o, d[pick], i[pick], isInt(out_));
+    }
+    case Fn::MaskedFill: {
+      int pick = d[1] != 0 ? 2 : 0;
+      return store(y, o, d[pick], i[pick], isInt(out_));
+    }
+    }
+    store(y, o, 0, b, true);
+  }
+
+  Fn fn_;
+  std::vector<Arg> args_;
+  std::vector<int64_t> shape_;
+  DType out_;
+};
+
+/// Operands in order: positional ones, then the named ones in `names`;
+/// a name missing as an operand may be a scalar attribute.
+template <Fn F>
+llvm::Expected<std::unique_ptr<OpKernel>> makeLogic(const CallNode &c, const KernelBuildContext &) {
+  auto out = outputShape(c);
+  if (!out)
+    return out.takeError();
+  DType outType = outputDType(c);
+  if (outType != DType::F32 && outType != DType::I64 && outType != DType::Bool)
+    return kernelError(c, "a result of type " + dtypeName(outType).str() + " is not supported");
+  std::vector<const char *> names;
+  switch (F) {
+  case Fn::Not:
+  case Fn::BitNot:
+    names = {"input"};
+    break;
+  case Fn::Where:
+    names = {"condition", "input", "other"};
+    break;
+  case Fn::MaskedFill:
+    names = {"input", "mask", "value"};
+    break;
+  default:
+    names = {"input", "other"};
+    break;
+  }
+  std::vector<Arg> args;
+  size_t nextPositional = 0;
+  size_t numData = dataArgs(c).size();
+  for (const char *name : names) {
+    Arg a;
+    int i = namedOperand(c, name);
+    if (i < 0 && !(F == Fn::MaskedFill && std::string(name) == "value")) {
+      // An unnamed operand in order, unless it is a scalar attribute.
+      const AttrValue *v = c.attrs().find(name);
+      if ((!v || v->isNone()) && nextPositional < numData) {
+        while (nextPositional < numData) {
+          bool named = false;
+          for (const char *other : names)
+            named |= namedOperand(c, other) == int(nextPositional);
+          if (!named)
+            break;
+          ++nextPositional;
+        }
+        if (nextPositional < numData)
+          i = int(nextPositional++);
+      }
+    }
+    if (i >= 0) {
+      a.input = i;
+      a.dtype = operandDType(c, size_t(i));
+      if (a.dtype != DType::F32 && a.dtype != DType::I64 && a.dtype != DType::Bool)
+        return kernelError(c, "operand " + llvm::Twine(name) + " of type " +
+                                  dtypeName(a.dtype).str() + " is not supported");
+      auto s = inputShape(c, size_t(i));
+      if (!s)
+        return s.takeError();
+      if (s->size() > out->size())
+        return kernelError(c, "operand " + llvm::Twine(name) + " has more dims than the result");
+      a.strides.assign(out->size(), 0);
+      int64_t st = 1;
+      for (size_t d = s->size(); d-- > 0;) {
+        size_t od = out->size() - s->size() + d;
+        if ((*s)[d] != 1 && (*s)[d] != (*out)[od])
+          return kernelError(c, "operand " + llvm::Twine(name) + " " + shapeToString(*s) +
+                                    " does not broadcast to " + shapeToString(*out));
+        a.strides[od] = (*s)[d] == 1 ? 0 : st;
+        st *= (*s)[d];
+      }
+    } else {
+      const AttrValue *v = c.attrs().find(name);
+      if (!v || !(v->isNumber() || v->isBool()))
+        return kernelError(c, "missing " + llvm::Twine(name));
+      a.scalar = v->isBool() ? double(v->getBool()) : v->getNumber();
+      a.scalarIsInt = v->isInt() || v->isBool();
+      a.strides.assign(out->size(), 0);
+    }
+    args.push_back(std::move(a));
+  }
+  bool bitwise = F == Fn::BitAnd || F == Fn::BitOr || F == Fn::BitXor || F == Fn::BitNot ||
+                 F == Fn::Shl || F == Fn::Shr;
+  if (bitwise)
+    for (const Arg &a : args)
+      if ((a.input >= 0 && !isInt(a.dtype)) || (a.input < 0 && !a.scalarIsInt))
+        return kernelError(c, "bitwise ops need integer or bool operands");
+  return std::unique_ptr<OpKernel>(new LogicKernel(F, std::move(args), *out, outType));
+}
+
+KC_REGISTER_KERNEL(eq, "torch.eq", makeLogic<Fn::Eq>);
+KC_REGISTER_KERNEL(ne, "torch.ne", makeLogic<Fn::Ne>);
+KC_REGISTER_KERNEL(gt, "torch.gt", makeLogic<Fn::Gt>);
+KC_REGISTER_KERNEL(ge, "torch.ge", makeLogic<Fn::Ge>);
+KC_REGISTER_KERNEL(lt, "torch.lt", makeLogic<Fn::Lt>);
+KC_REGISTER_KERNEL(le, "torch.le", makeLogic<Fn::Le>);
+KC_REGISTER_KERNEL(logical_and, "torch.logical_and", makeLogic<Fn::And>);
+KC_REGISTER_KERNEL(logical_or, "torch.logical_or", makeLogic<Fn::Or>);
+KC_REGISTER_KERNEL(logical_xor, "torch.logical_xor", makeLogic<Fn::Xor>);
+KC_REGISTER_KERNEL(logical_not, "torch.logical_not", makeLogic<Fn::Not>);
+KC_REGISTER_KERNEL(bitwise_and, "torch.bitwise_and", makeLogic<Fn::BitAnd>);
+KC_REGISTER_KERNEL(bitwise_or, "torch.bitwise_or", makeLogic<Fn::BitOr>);
+KC_REGISTER_KERNEL(bitwise_xor, "torch.bitwise_xor", makeLogic<Fn::BitXor>);
+KC_REGISTER_KERNEL(bitwise_not, "torch.bitwise_not", makeLogic<Fn::BitNot>);
+KC_REGISTER_KERNEL(bitwise_left_shift, "torch.bitwise_left_shift", makeLogic<Fn::Shl>);
+KC_REGISTER_KERNEL(bitwise_right_shift, "torch.bitwise_right_shift", makeLogic<Fn::Shr>);
+KC_REGISTER_KERNEL(where, "torch.where", makeLogic<Fn::Where>);
+KC_REGISTER_KERNEL(masked_fill, "Tensor.masked_fill", makeLogic<Fn::MaskedFill>);
+
+} // namespace
+} // namespace kc::rt

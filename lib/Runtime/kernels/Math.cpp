@@ -1,0 +1,131 @@
+//===- Math.cpp - lgamma, cross, pairwise_distance ------------------------===//
+#include "Operands.h"
+#include "Parallel.h"
+
+namespace kc::rt {
+namespace {
+
+class LgammaKernel final : public OpKernel {
+public:
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    int64_t n = in[0]->numel();
+    parallelFor((n + 4095) / 4096, n > 32768, [&](int64_t blk) {
+      for (int64_t i = blk * 4096, e = std::min(n, i + 4096); i < e; ++i)
+        y[i] = std::lgamma(x[i]);
+    });
+  }
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeLgamma(const CallNode &c,
+                                                     const KernelBuildContext &) {
+  if (auto e = requireF32(c))
+    return e;
+  return std::unique_ptr<OpKernel>(new LgammaKernel());
+}
+KC_REGISTER_KERNEL(lgamma, "torch.lgamma", makeLgamma);
+
+/// torch.cross of same-shape operands along a dim of size 3.
+class CrossKernel final : public OpKernel {
+public:
+  CrossKernel(int64_t outer, int64_t inner) : outer_(outer), inner_(inner) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
+    float *y = out[0]->data<float>();
+    const int64_t n = inner_;
+    for (int64_t o = 0; o < outer_; ++o) {
+      const float *a0 = a + o * 3 * n, *a1 = a0 + n, *a2 = a1 + n;
+      const float *b0 = b + o * 3 * n, *b1 = b0 + n, *b2 = b1 + n;
+      float *y0 = y + o * 3 * n, *y1 = y0 + n, *y2 = y1 + n;
+      for (int64_t i = 0; i < n; ++i) {
+        y0[i] = a1[i] * b2[i] - a2[i] * b1[i];
+        y1[i] = a2[i] * b0[i] - a0[i] * b2[i];
+        y2[i] = a0[i] * b1[i] - a1[i] * b0[i];
+      }
+    }
+  }
+
+private:
+  int64_t outer_, inner_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeCross(const CallNode &c, const KernelBuildContext &) {
+  auto a = inputShape(c, 0);
+  if (!a)
+    return a.takeError();
+  auto b = inputShape(c, 1);
+  if (!b)
+    return b.takeError();
+  if (auto e = requireF32(c, {0, 1}))
+    return e;
+  if (*a != *b)
+    return kernelError(c, "operands of different shapes (broadcasting) are not supported");
+  const AttrValue *dv = c.attrs().find("dim");
+  int d = -1;
+  if (dv && !dv->isNone())
+    d = normAxis(dv->getInt(), a->size());
+  else
+    for (size_t i = 0; i < a->size() && d < 0; ++i)
+      if ((*a)[i] == 3)
+        d = int(i);
+  if (d < 0 || d >= int(a->size()) || (*a)[d] != 3)
+    return kernelError(c, "the crossed dim must have size 3");
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < d; ++i)
+    outer *= (*a)[i];
+  for (size_t i = d + 1; i < a->size(); ++i)
+    inner *= (*a)[i];
+  return std::unique_ptr<OpKernel>(new CrossKernel(outer, inner));
+}
+KC_REGISTER_KERNEL(cross, "torch.cross", makeCross);
+
+/// F.pairwise_distance of same-shape operands: ‖x1 - x2 + eps‖_p over the
+/// last dim.
+class PairwiseDistanceKernel final : public OpKernel {
+public:
+  PairwiseDistanceKernel(int64_t rows, int64_t len, double p, double eps)
+      : rows_(rows), len_(len), p_(p), eps_(eps) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
+    float *y = out[0]->data<float>();
+    for (int64_t r = 0; r < rows_; ++r) {
+      double acc = 0;
+      for (int64_t i = 0; i < len_; ++i) {
+        double d = std::fabs(double(float(a[r * len_ + i] - b[r * len_ + i]) + float(eps_)));
+        acc = std::isinf(p_) ? std::max(acc, d) : p_ == 0 ? acc + (d != 0) : acc + std::pow(d, p_);
+      }
+      y[r] = float(std::isinf(p_) || p_ == 0 ? acc : std::pow(acc, 1.0 / p_));
+    }
+  }
+
+private:
+  int64_t rows_, len_;
+  double p_, eps_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makePairwiseDistance(const CallNode &c,
+                                                               const KernelBuildContext &) {
+  auto a = inputShape(c, 0);
+  if (!a)
+    return a.takeError();
+  auto b = inputShape(c, 1);
+  if (!b)
+    return b.takeError();
+  if (auto e = requireF32(c, {0, 1}))
+    return e;
+  if (*a != *b || a->empty())
+    return kernelError(c, "operands of different shapes (broadcasting) are not supported");
+  double p = c.attrs().getFloat("p", 2.0);
+  if (p < 0)
+    return kernelError(c, "p must not be negative");
+  return std::unique_ptr<OpKernel>(new PairwiseDistanceKernel(
+      numElements(*a) / a->back(), a->back(), p, c.attrs().getFloat("eps", 1e-6)));
+}
+KC_REGISTER_KERNEL(pairwise_distance, "F.pairwise_distance", makePairwiseDistance);
+
+} // namespace
+} // namespace kc::rt

@@ -1,0 +1,186 @@
+//===- Resample.cpp - Interpolation over 1 to 3 spatial dims --------------===//
+//
+// Separable resampling: along each spatial dim every output index reads
+// 1 (nearest), 2 (linear) or 4 (cubic) input indices with weights, all
+// computed at load time with PyTorch's source-index rules, in float as
+// PyTorch computes them: a given scale_factor is used as 1/scale (unless
+// recompute_scale_factor), else in/out; align_corners uses (in-1)/(out-1);
+// linear modes clamp the source index at 0, cubic ones clamp each tap to
+// the input (A = -0.75). Fewer spatial dims are padded to three of size 1.
+// The last dim is the inner loop, over contiguous output.
+//
+//===----------------------------------------------------------------------===//
+#include "Operands.h"
+#include "Parallel.h"
+#include "Resample.h"
+
+#include <cmath>
+
+namespace kc::rt {
+namespace {
+
+/// The taps of one spatial dim: for output index o, taps[o*T + t] reads
+/// input index idx[...] with weight w[...].
+struct Axis {
+  int T = 1;
+  std::vector<int64_t> idx;
+  std::vector<float> w;
+};
+
+enum class Mode { Nearest, NearestExact, Linear, Cubic };
+
+float cubicInner(float x, float A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
+float cubicOuter(float x, float A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
+
+Axis makeAxis(Mode mode, int64_t in, int64_t out, bool align, double scaleFactor) {
+  Axis a;
+  // area_pixel_compute_scale
+  float scale;
+  if (align && mode != Mode::Nearest && mode != Mode::NearestExact)
+    scale = out > 1 ? float(in - 1) / float(out - 1) : 0.f;
+  else
+    scale = scaleFactor > 0 ? float(1.0 / scaleFactor) : float(in) / float(out);
+  a.T = mode == Mode::Cubic ? 4 : mode == Mode::Linear ? 2 : 1;
+  for (int64_t o = 0; o < out; ++o) {
+    switch (mode) {
+    case Mode::Nearest:
+    case Mode::NearestExact: {
+      float src = mode == Mode::Nearest ? std::floor(float(o) * scale)
+                                        : std::floor((float(o) + 0.5f) * scale);
+      a.idx.push_back(std::min<int64_t>(int64_t(src), in - 1));
+      a.w.push_back(1.f);
+      break;
+    }
+    case Mode::Linear: {
+      float src = align ? scale * float(o) : std::max(scale * (float(o) + 0.5f) - 0.5f, 0.f);
+      int64_t i0 = std::min<int64_t>(int64_t(src), in - 1);
+      int64_t i1 = std::min<int64_t>(i0 + 1, in - 1);
+      float l = std::min(src - float(i0), 1.f);
+      a.idx.push_back(i0), a.idx.push_back(i1);
+      a.w.push_back(1.f - l), a.w.push_back(l);
+      break;
+    }
+    case Mode::Cubic: {
+      float src = align ? scale * float(o) : scale * (float(o) + 0.5f) - 0.5f;
+      float f = std::floor(src);
+      float t = src - f;
+      const float A = -0.75f;
+      float w[4] = {cubicOuter(t + 1, A), cubicInner(t, A), cubicInner(1 - t, A),
+                    cubicOuter(2 - t, A)};
+      for (int k = 0; k < 4; ++k) {
+        a.idx.push_back(std::clamp<int64_t>(int64_t(f) - 1 + k, 0, in - 1));
+        a.w.push_back(w[k]);
+      }
+      break;
+    }
+    }
+  }
+  return a;
+}
+
+class ResampleKernel final : public OpKernel {
+public:
+  ResampleKernel(int64_t planes, std::array<int64_t, 3> in, std::array<Axis, 3> axes)
+      : planes_(planes), in_(in), ax_(std::move(axes)) {
+    for (int i = 0; i < 3; ++i)
+      out_[i] = int64_t(ax_[i].idx.size()) / ax_[i].T;
+  }
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    const int64_t inPlane = in_[0] * in_[1] * in_[2], outPlane = out_[0] * out_[1] * out_[2];
+    const Axis &A = ax_[0], &B = ax_[1], &C = ax_[2];
+    const int64_t OW = out_[2];
+    const int Tw = C.T;
+    const int64_t *wi = C.idx.data();
+    const float *ww = C.w.data();
+    parallelFor(planes_ * out_[0], planes_ * outPlane > 32768, [&](int64_t pd) {
+      int64_t p = pd / out_[0], od = pd % out_[0];
+      const float *src = x + p * inPlane;
+      for (int64_t oh = 0; oh < out_[1]; ++oh) {
+        float *dst = y + p * outPlane + (od * out_[1] + oh) * OW;
+        std::fill(dst, dst + OW, 0.f);
+        for (int td = 0; td < A.T; ++td)
+          for (int th = 0; th < B.T; ++th) {
+            float wdh = A.w[od * A.T + td] * B.w[oh * B.T + th];
+            const float *row =
+                src + (A.idx[od * A.T + td] * in_[1] + B.idx[oh * B.T + th]) * in_[2];
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              float acc = 0;
+              for (int tw = 0; tw < Tw; ++tw)
+                acc += ww[ow * Tw + tw] * row[wi[ow * Tw + tw]];
+              dst[ow] += wdh * acc;
+            }
+          }
+      }
+    });
+  }
+
+private:
+  int64_t planes_;
+  std::array<int64_t, 3> in_, out_;
+  std::array<Axis, 3> ax_;
+};
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeResample(const CallNode &c,
+                                                       const KernelBuildContext &) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  auto out = outputShape(c);
+  if (!out)
+    return out.takeError();
+  if (auto e = requireF32(c))
+    return e;
+  if (in->size() < 3 || in->size() > 5 || out->size() != in->size())
+    return kernelError(c, "expects (N, C) and 1 to 3 spatial dims, got " + shapeToString(*in));
+  size_t n = in->size() - 2;
+  std::string m = c.attrs().getString("mode", "nearest");
+  Mode mode;
+  size_t wantDims = 0; // the spatial dims a mode needs (0: any)
+  if (m == "nearest")
+    mode = Mode::Nearest;
+  else if (m == "nearest-exact")
+    mode = Mode::NearestExact;
+  else if (m == "linear")
+    mode = Mode::Linear, wantDims = 1;
+  else if (m == "bilinear")
+    mode = Mode::Linear, wantDims = 2;
+  else if (m == "trilinear")
+    mode = Mode::Linear, wantDims = 3;
+  else if (m == "bicubic")
+    mode = Mode::Cubic, wantDims = 2;
+  else
+    return kernelError(c, "mode '" + m + "' is not supported");
+  if (wantDims && wantDims != n)
+    return kernelError(c, "mode '" + m + "' needs " + llvm::Twine(wantDims) +
+                              " spatial dims, got " + shapeToString(*in));
+  bool align = c.attrs().getBool("align_corners", false);
+  std::vector<double> sf = c.attrs().getFloats("scale_factor");
+  if (c.attrs().getBool("recompute_scale_factor", false))
+    sf.clear();
+  if (sf.size() == 1)
+    sf.assign(n, sf[0]);
+  if (!sf.empty() && sf.size() != n)
+    return kernelError(c, "scale_factor has " + llvm::Twine(sf.size()) + " entries for " +
+                              llvm::Twine(n) + " spatial dims");
+  std::array<int64_t, 3> inDims = {1, 1, 1};
+  std::array<Axis, 3> axes;
+  size_t lead = 3 - n;
+  for (size_t i = 0; i < 3; ++i) {
+    if (i < lead) {
+      axes[i] = makeAxis(Mode::Nearest, 1, 1, false, 0);
+      continue;
+    }
+    int64_t a = (*in)[2 + i - lead], b = (*out)[2 + i - lead];
+    inDims[i] = a;
+    axes[i] = makeAxis(mode, a, b, align, sf.empty() ? 0.0 : sf[i - lead]);
+  }
+  return std::unique_ptr<OpKernel>(
+      new ResampleKernel((*in)[0] * (*in)[1], inDims, std::move(axes)));
+}
+
+} // namespace kc::rt

@@ -1,0 +1,159 @@
+//===- Statistics.cpp - logsumexp, std, var, norm; max/min of all ---------===//
+//
+// Reductions over any set of dims (ReduceLayout), accumulated in double:
+// logsumexp subtracts the maximum first; std and var take the mean first
+// and then the squared deviations (two passes, as PyTorch); norm is
+// Σ|x|^p to the 1/p, with 'fro' and 2 as the square root of Σx², inf as
+// max |x|.
+//
+//===----------------------------------------------------------------------===//
+#include "Operands.h"
+#include "Parallel.h"
+#include "ReduceLayout.h"
+
+namespace kc::rt {
+namespace {
+
+enum class Stat { LogSumExp, Std, Var, Norm, Max, Min };
+
+class StatKernel final : public OpKernel {
+public:
+  StatKernel(Stat s, ReduceLayout l, double p, bool unbiased)
+      : s_(s), l_(std::move(l)), p_(p), unbiased_(unbiased) {}
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) override {
+    const float *x = in[0]->data<float>();
+    float *y = out[0]->data<float>();
+    const int64_t nOut = int64_t(l_.kept.size()), nRed = int64_t(l_.reduced.size());
+    const int64_t *red = l_.reduced.data();
+    parallelFor(nOut, nOut * nRed > 32768, [&](int64_t o) {
+      const float *b = x + l_.kept[o];
+      y[o] = float(reduce(b, red, nRed));
+    });
+  }
+
+private:
+  double reduce(const float *b, const int64_t *red, int64_t n) const {
+    switch (s_) {
+    case Stat::Max:
+    case Stat::Min: {
+      float m = b[red[0]];
+      for (int64_t r = 1; r < n; ++r) {
+        float v = b[red[r]];
+        if (std::isnan(v))
+          return v;
+        m = s_ == Stat::Max ? std::max(m, v) : std::min(m, v);
+      }
+      return m;
+    }
+    case Stat::LogSumExp: {
+      double m = -INFINITY;
+      for (int64_t r = 0; r < n; ++r)
+        m = std::max(m, double(b[red[r]]));
+      if (std::isinf(m))
+        m = 0; // all -inf (or one +inf): the plain sum gives PyTorch's answer
+      double sum = 0;
+      for (int64_t r = 0; r < n; ++r)
+        sum += std::exp(double(b[red[r]]) - m);
+      return std::log(sum) + m;
+    }
+    case Stat::Std:
+    case Stat::Var: {
+      double mean = 0;
+      for (int64_t r = 0; r < n; ++r)
+        mean += b[red[r]];
+      mean /= double(n);
+      double sq = 0;
+      for (int64_t r = 0; r < n; ++r)
+        sq += (b[red[r]] - mean) * (b[red[r]] - mean);
+      double var = sq / double(unbiased_ ? n - 1 : n);
+      return s_ == Stat::Std ? std::sqrt(var) : var;
+    }
+    case Stat::Norm: {
+      double acc = 0;
+      if (std::isinf(p_)) {
+        acc = p_ > 0 ? 0 : INFINITY;
+        for (int64_t r = 0; r < n; ++r) {
+          double v = std::fabs(double(b[red[r]]));
+          acc = p_ > 0 ? std::max(acc, v) : std::min(acc, v);
+        }
+        return acc;
+      }
+      if (p_ == 2) {
+        for (int64_t r = 0; r < n; ++r)
+          acc += double(b[red[r]]) * b[red[r]];
+        return std::sqrt(acc);
+      }
+      if (p_ == 0) {
+        for (int64_t r = 0; r < n; ++r)
+          acc += b[red[r]] != 0;
+        return acc;
+      }
+      for (int64_t r = 0; r < n; ++r)
+        acc += std::pow(std::fabs(double(b[red[r]])), p_);
+      return p_ == 1 ? acc : std::pow(acc, 1.0 / p_);
+    }
+    }
+    return 0;
+  }
+
+  Stat s_;
+  ReduceLayout l_;
+  double p_;
+  bool unbiased_;
+};
+
+template <Stat S>
+llvm::Expected<std::unique_ptr<OpKernel>> makeStat(const CallNode &c, const KernelBuildContext &) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  if (auto e = requireF32(c))
+    return e;
+  if (numElements(*in) == 0)
+    return kernelError(c, "reduces an empty tensor");
+  std::vector<int64_t> dims = dimList(c);
+  if ((S == Stat::Max || S == Stat::Min) && !dims.empty())
+    return kernelError(c, "with a dim this op has its own kernel");
+  double p = 2;
+  if (S == Stat::Norm) {
+    const AttrValue *pv = c.attrs().find("p");
+    if (pv && pv->isString()) {
+      if (pv->getString() == "inf")
+        p = INFINITY;
+      else if (pv->getString() == "-inf")
+        p = -INFINITY;
+      else if (pv->getString() != "fro")
+        return kernelError(c, "p='" + pv->getString() + "' is not supported (a number, fro, inf)");
+    } else if (pv && pv->isNumber()) {
+      p = pv->getNumber();
+    }
+    if (p < 0 && !std::isinf(p))
+      return kernelError(c, "negative p is not supported");
+  }
+  auto l = ReduceLayout::make(c, *in, dims);
+  if (!l)
+    return l.takeError();
+  auto out = outputShape(c);
+  if (!out)
+    return out.takeError();
+  if (numElements(*out) != int64_t(l->kept.size()))
+    return kernelError(c, "the result type does not match the reduced dims");
+  return std::unique_ptr<OpKernel>(
+      new StatKernel(S, std::move(*l), p, c.attrs().getBool("unbiased", true)));
+}
+
+KC_REGISTER_KERNEL(logsumexp, "torch.logsumexp", makeStat<Stat::LogSumExp>);
+KC_REGISTER_KERNEL(std_, "torch.std", makeStat<Stat::Std>);
+KC_REGISTER_KERNEL(var, "torch.var", makeStat<Stat::Var>);
+KC_REGISTER_KERNEL(norm, "torch.norm", makeStat<Stat::Norm>);
+
+} // namespace
+
+/// torch.max / torch.min of all elements (ArgReduce.cpp takes the dim form).
+llvm::Expected<std::unique_ptr<OpKernel>> makeExtremeOfAll(const CallNode &c, bool isMax,
+                                                           const KernelBuildContext &ctx) {
+  return isMax ? makeStat<Stat::Max>(c, ctx) : makeStat<Stat::Min>(c, ctx);
+}
+
+} // namespace kc::rt

@@ -1,0 +1,214 @@
+//===- OpFixtureTest.cpp - Every op fixture agrees with PyTorch -----------===//
+//
+// test/ops/fixtures/<case>/ holds a tiny module converted by the real pnnx
+// (test/ops/make_fixtures.py), its inputs and PyTorch's outputs. Each one
+// runs as kc-run would run it: without passes, after -O, and after -O on
+// one thread (kernels choose algorithms by thread count). Tolerance:
+// |a - b| <= 1e-4 + 1e-4 * |b| elementwise for f32, exact for other dtypes,
+// unless test/ops/expectations.txt widens it for a case, with the reason.
+//
+// A case expectations.txt marks `unsupported` must still import and type,
+// and then fail to compile with an error naming the op it names and that
+// op's line in the .param (never run as something else); one marked
+// `dynamic` (pnnx wrote '?' dims) must fail for want of static shapes. One
+// that runs fails the test too: its line is to be removed.
+//
+//===----------------------------------------------------------------------===//
+#include "ModelFiles.h"
+#include "ReferenceRun.h"
+
+#include "kc/IR/Op.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+
+using namespace kc;
+
+namespace {
+
+constexpr double kAtol = 1e-4, kRtol = 1e-4;
+
+std::string opsDir() { return std::string(KC_SOURCE_DIR) + "/test/ops"; }
+
+struct Expectation {
+  std::string unsupportedOp; ///< empty: the case must run and match
+  bool dynamic = false;      ///< '?' dims: refused for want of static shapes
+  double atol = kAtol, rtol = kRtol;
+};
+
+/// Reads expectations.txt: `unsupported CASE OP: why`, `dynamic CASE: why`
+/// and `tolerance CASE ATOL RTOL: why` lines, `#` comments.
+std::map<std::string, Expectation> readExpectations() {
+  std::map<std::string, Expectation> r;
+  std::string path = opsDir() + "/expectations.txt";
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  REQUIRE_MESSAGE(bool(buf), path << ": cannot read");
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  (*buf)->getBuffer().split(lines, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    llvm::StringRef line = lines[i].trim();
+    if (line.empty() || line.startswith("#"))
+      continue;
+    INFO(path << ":" << i + 1 << ": " << line.str());
+    auto [head, why] = line.split(':');
+    REQUIRE_MESSAGE(!why.trim().empty(), "each line ends with ': <reason>'");
+    llvm::SmallVector<llvm::StringRef, 4> f;
+    head.split(f, ' ', -1, false);
+    REQUIRE(f.size() >= 2);
+    Expectation &e = r[f[1].str()];
+    if (f[0] == "dynamic" && f.size() == 2) {
+      e.dynamic = true;
+    } else if (f[0] == "unsupported" && f.size() == 3) {
+      e.unsupportedOp = f[2].str();
+    } else if (f[0] == "tolerance" && f.size() == 4) {
+      REQUIRE(!f[2].getAsDouble(e.atol));
+      REQUIRE(!f[3].getAsDouble(e.rtol));
+    } else {
+      FAIL("expected 'unsupported CASE OP: why', 'dynamic CASE: why' or "
+           "'tolerance CASE ATOL RTOL: why'");
+    }
+  }
+  return r;
+}
+
+/// The case names: the folders of test/ops/fixtures with a model.
+std::vector<std::string> fixtureNames() {
+  std::vector<std::string> names;
+  for (const test::ModelFile &f : test::opFixtures())
+    names.push_back(llvm::sys::path::filename(llvm::sys::path::parent_path(f.param)).str());
+  return names;
+}
+
+/// The 1-based line of the first operator of type `op` in `param` (0 if
+/// none) and how kc names that operator in errors: by its type (the op an
+/// alias stands for), or for a pnnx.Expression by its name (the function
+/// kc makes of it).
+std::pair<unsigned, std::string> findOp(const std::string &param, llvm::StringRef op) {
+  auto buf = llvm::MemoryBuffer::getFile(param);
+  if (!buf)
+    return {0, ""};
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  (*buf)->getBuffer().split(lines, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    llvm::SmallVector<llvm::StringRef, 8> f;
+    lines[i].split(f, ' ', -1, false);
+    if (f.size() < 2 || f[0] != op)
+      continue;
+    if (op == "pnnx.Expression")
+      return {unsigned(i + 1), f[1].str()};
+    const OpDef *d = OpRegistry::global().lookup(op);
+    return {unsigned(i + 1), d ? d->name() : op.str()};
+  }
+  return {0, ""};
+}
+
+const test::RunConfig kConfigs[] = {{false, 0}, {true, 0}, {true, 1}};
+
+/// An unsupported case imports, then fails to load or compile naming the
+/// op and its line, in every configuration.
+void checkRefused(const std::string &dir, const Expectation &e) {
+  auto [line, name] = findOp(dir + "/model.pnnx.param", e.unsupportedOp);
+  if (!line) {
+    FAIL_CHECK(e.unsupportedOp << " does not occur in model.pnnx.param");
+    return;
+  }
+  std::string where = name + " '";
+  std::string at = "(line " + std::to_string(line) + ")";
+  auto m = importPnnx(dir + "/model.pnnx.param");
+  if (!m) {
+    FAIL_CHECK("an unsupported op must still import: " << llvm::toString(m.takeError()));
+    return;
+  }
+  for (const test::RunConfig &cfg : kConfigs) {
+    INFO(test::describe(cfg));
+    auto checks = test::runAgainstReference(dir, cfg, e.atol, e.rtol);
+    if (checks) {
+      FAIL_CHECK("listed as unsupported in expectations.txt, but it runs");
+      return;
+    }
+    std::string msg = llvm::toString(checks.takeError());
+    CHECK_MESSAGE((msg.find(where) != std::string::npos && msg.find(at) != std::string::npos),
+                  "the error does not name " << where << "...' " << at << ": " << msg);
+  }
+}
+
+/// A case with '?' dims imports, then fails to compile for want of static
+/// shapes, in every configuration.
+void checkDynamic(const std::string &dir) {
+  auto m = importPnnx(dir + "/model.pnnx.param");
+  if (!m) {
+    FAIL_CHECK("a model with '?' dims must still import: " << llvm::toString(m.takeError()));
+    return;
+  }
+  for (const test::RunConfig &cfg : kConfigs) {
+    INFO(test::describe(cfg));
+    auto checks = test::runAgainstReference(dir, cfg, kAtol, kRtol);
+    if (checks) {
+      FAIL_CHECK("listed as dynamic in expectations.txt, but it runs");
+      return;
+    }
+    std::string msg = llvm::toString(checks.takeError());
+    CHECK_MESSAGE(msg.find("static") != std::string::npos, "unexpected error: " << msg);
+  }
+}
+
+/// A supported case matches PyTorch in every configuration; returns the
+/// worst |a-b|.
+double checkMatches(const std::string &dir, const Expectation &e) {
+  double worst = 0;
+  for (const test::RunConfig &cfg : kConfigs) {
+    INFO(test::describe(cfg));
+    auto checks = test::runAgainstReference(dir, cfg, e.atol, e.rtol);
+    if (!checks) {
+      FAIL_CHECK(llvm::toString(checks.takeError()));
+      return INFINITY;
+    }
+    for (size_t i = 0; i < checks->size(); ++i) {
+      const test::OutputCheck &c = (*checks)[i];
+      CHECK_MESSAGE(c.ok, "output " << i << ": " << c.why);
+      worst = std::max(worst, c.worst);
+    }
+  }
+  return worst;
+}
+
+} // namespace
+
+TEST_CASE("op fixtures: each runs and matches PyTorch, or is refused naming its op and line") {
+  auto expectations = readExpectations();
+  auto names = fixtureNames();
+  REQUIRE(names.size() >= 100);
+  std::set<std::string> present(names.begin(), names.end());
+  for (auto &[name, e] : expectations)
+    CHECK_MESSAGE(present.count(name), "expectations.txt names a missing case: " << name);
+
+  size_t refused = 0;
+  double worst = 0;
+  std::string worstCase;
+  for (const std::string &name : names) {
+    INFO("case " << name);
+    std::string dir = opsDir() + "/fixtures/" + name;
+    auto it = expectations.find(name);
+    const Expectation e = it != expectations.end() ? it->second : Expectation{};
+    if (!e.unsupportedOp.empty() || e.dynamic) {
+      if (e.dynamic)
+        checkDynamic(dir);
+      else
+        checkRefused(dir, e);
+      ++refused;
+      continue;
+    }
+    double w = checkMatches(dir, e);
+    if (w > worst)
+      worst = w, worstCase = name;
+  }
+  MESSAGE(names.size() << " op fixtures: " << names.size() - refused << " run, " << refused
+                       << " refused as listed; worst |a-b| = " << worst << " (" << worstCase
+                       << ")");
+}
