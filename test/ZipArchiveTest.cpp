@@ -289,7 +289,7 @@ TEST_CASE("ZipWriter: errors") {
     llvm::Error err = w.writeTo("/nonexistent-dir/x.pnnx.bin");
     REQUIRE(!!err);
     std::string msg = llvm::toString(std::move(err));
-    CHECK_ERROR_CONTAINS(msg, "/nonexistent-dir/x.pnnx.bin: cannot open for writing");
+    CHECK_ERROR_CONTAINS(msg, "/nonexistent-dir/x.pnnx.bin: error: cannot open for writing");
   }
 }
 

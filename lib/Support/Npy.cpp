@@ -10,6 +10,7 @@
 #include "kc/Support/Npy.h"
 
 #include "kc/Support/MappedFile.h"
+#include "kc/Support/OutputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -398,19 +399,7 @@ llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array) {
   auto bytes = encodeNpy(array, path);
   if (!bytes)
     return bytes.takeError();
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return npyError(path, "cannot open for writing: {}", ec.message());
-  os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
-  os.close();
-  if (os.has_error()) {
-    // Clear the error, or the stream's destructor aborts.
-    std::string reason = os.error().message();
-    os.clear_error();
-    return npyError(path, "cannot write: {}", reason);
-  }
-  return llvm::Error::success();
+  return writeOutputFile(path, *bytes);
 }
 
 } // namespace kc

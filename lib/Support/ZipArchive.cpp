@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kc/Support/ZipArchive.h"
+#include "kc/Support/OutputFile.h"
 
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/FileSystem.h"
@@ -671,19 +672,7 @@ llvm::Error ZipWriter::writeTo(llvm::StringRef path) {
   auto bytes = build(path);
   if (!bytes)
     return bytes.takeError();
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return zipError(path, "cannot open for writing: {}", ec.message());
-  os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
-  os.close();
-  if (os.has_error()) {
-    // Clear the error, or the stream's destructor aborts.
-    std::string reason = os.error().message();
-    os.clear_error();
-    return zipError(path, "cannot write: {}", reason);
-  }
-  return llvm::Error::success();
+  return writeOutputFile(path, *bytes);
 }
 
 } // namespace kc

@@ -14,6 +14,7 @@
 #include "kc/Runtime/Interpreter.h"
 #include "kc/Runtime/KernelIsa.h"
 #include "kc/Support/Npy.h"
+#include "kc/Support/OutputFile.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -341,6 +342,7 @@ static int runTool(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   kc::tools::reexecForOpenBlasCore(argv);
+  checkStandardStreamsAtExit("kc-run");
   // Plans are checked against the memory limit; this catches what is not
   // planned (inputs, outputs, weights) when the machine runs out.
   try {
