@@ -44,7 +44,8 @@ std::vector<std::string> numbered(const std::string &dir, const char *prefix) {
 
 rt::Tensor toTensor(const NpyArray &a) {
   rt::Tensor t = rt::Tensor::empty(a.dtype, a.shape);
-  std::memcpy(t.raw(), a.data.data(), t.nbytes());
+  if (t.nbytes())
+    std::memcpy(t.raw(), a.data.data(), t.nbytes());
   return t;
 }
 

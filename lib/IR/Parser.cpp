@@ -7,6 +7,7 @@
 #include "kc/IR/Parser.h"
 #include "kc/IR/Op.h"
 #include "kc/Import/PnnxParam.h"
+#include "kc/Support/Quote.h"
 #include "kc/Support/ZipArchive.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -336,6 +337,7 @@ private:
         return errorAt(at, "use of undefined value '%" + *n + "'");
       return it->second;
     }
+    size_t literalStart = pos_;
     auto v = parseAttrValue();
     if (!v)
       return v.takeError();
@@ -354,6 +356,11 @@ private:
       }
       if (*dt != DType::Unknown)
         t = tensorType(*dt, {});
+      // A value the type cannot hold would be converted with undefined or
+      // surprising results at run time: refuse it here, naming it.
+      if ((isInteger(*dt) || *dt == DType::Bool) && !literalFits(*v, *dt))
+        return errorAt(at, "literal " + quoteInput(text_.slice(literalStart, pos_)) +
+                               " does not fit in " + dtypeName(*dt));
     }
     Constant c = scalarConstant(*v, t);
     c->setLoc(at);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "kc/Support/ZipArchive.h"
 #include "kc/Support/OutputFile.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/FileSystem.h"
@@ -56,23 +57,8 @@ uint64_t read64(const uint8_t *p) { return uint64_t(read32(p)) | uint64_t(read32
 /// a + b, or UINT64_MAX if that overflows; only used to print ranges.
 uint64_t saturatingAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-/// `name` in single quotes, non-printable bytes escaped and long names cut, so
-/// that a hostile name cannot garble an error message.
-std::string quoted(llvm::StringRef name) {
-  constexpr size_t MaxShown = 200;
-  std::string out = "'";
-  for (unsigned char c : name.take_front(MaxShown)) {
-    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
-      out += char(c);
-    else
-      out += fmt::format("\\x{:02x}", c);
-  }
-  if (name.size() > MaxShown)
-    out += fmt::format("...' ({} bytes)", name.size());
-  else
-    out += "'";
-  return out;
-}
+/// `name` quoted so that a hostile name cannot garble an error message.
+std::string quoted(llvm::StringRef name) { return quoteInput(name); }
 
 const char *methodName(uint16_t method) {
   switch (method) {
