@@ -58,6 +58,23 @@ llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+/// Whether every tensor of `t` is static and holds no element.
+bool holdsNoElement(const Type &t) {
+  if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get()))
+    return tt->numElements() == 0;
+  if (auto *tu = llvm::dyn_cast_or_null<TupleTypeNode>(t.get()))
+    return llvm::all_of(tu->fields(), holdsNoElement);
+  return false;
+}
+
+/// The kernel of a call whose results hold no element (a zero-size dim):
+/// there is nothing to compute, so kernels are never built for, nor run
+/// on, empty results, and need not guard their divisions against them.
+class EmptyResultKernel final : public OpKernel {
+public:
+  void run(llvm::ArrayRef<const Tensor *>, llvm::ArrayRef<Tensor *>, ExecContext &) override {}
+};
+
 } // namespace
 
 struct CompiledModel::Impl {
@@ -226,13 +243,17 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
       }
       step.inputs.push_back(*v);
     }
+    bool empty = holdsNoElement(c->type());
     llvm::Expected<std::unique_ptr<OpKernel>> kernel =
-        isExpr ? makeExprKernel(*c, *llvm::cast<FunctionNode>(c->callee().get()), kctx)
+        isExpr ? (empty ? std::make_unique<EmptyResultKernel>()
+                        : makeExprKernel(*c, *llvm::cast<FunctionNode>(c->callee().get()), kctx))
                : [&]() -> llvm::Expected<std::unique_ptr<OpKernel>> {
           KernelFactory f = KernelRegistry::global().lookup(c->opDef());
           if (!f)
             return error(describe(*c) + ": op '" + c->calleeName() +
                          "' has no kernel in the interpreter");
+          if (empty)
+            return std::make_unique<EmptyResultKernel>();
           return f(*c, kctx);
         }();
     if (!kernel) {

@@ -374,6 +374,14 @@ llvm::Expected<Type> reduce(const CallNode &c) {
       return fail(c, "dim out of range");
     red[k] = true;
   }
+  // A maximum or minimum of nothing is undefined: PyTorch refuses to reduce
+  // an empty dim (sum, mean and prod of nothing are 0, NaN and 1).
+  llvm::StringRef op = c.opDef() ? llvm::StringRef(c.opDef()->name()) : "";
+  if (op == "torch.amax" || op == "torch.amin")
+    for (size_t k = 0; k < in->rank(); ++k)
+      if (red[k] && in->dims()[k] == 0)
+        return fail(c, "cannot reduce dim " + llvm::Twine(k) + " of " +
+                           typeToString(dataArg(c, 0)->type()) + ", which is empty");
   std::vector<int64_t> d;
   for (size_t k = 0; k < in->rank(); ++k)
     if (!red[k])
