@@ -1,7 +1,9 @@
 //===- Interpreter.cpp - Executes a module --------------------------------===//
 #include "kc/Runtime/Interpreter.h"
+#include "kc/IR/Diagnostic.h"
 #include "kc/IR/Functor.h"
 #include "kc/Runtime/ExprKernel.h"
+#include "kc/Support/Quote.h"
 
 #include "kernels/KernelUtils.h"
 
@@ -116,9 +118,7 @@ unsigned CompiledModel::Impl::newValue(const Type &t, const llvm::Twine &what, l
 }
 
 static std::string describe(const CallNode &c) {
-  std::string s = c.calleeName().str();
-  if (!c.name().empty())
-    s += " '" + c.name() + "'";
+  std::string s = describeCall(c);
   if (c.loc().valid())
     s += " (line " + std::to_string(c.loc().line) + ")";
   return s;
@@ -228,7 +228,7 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
     }
     auto *c = llvm::cast<CallNode>(n);
     Step step;
-    step.op = c->calleeName().str();
+    step.op = clipInput(c->calleeName());
     step.name = c->name();
     step.loc = c->loc();
     bool isExpr = llvm::isa<FunctionNode>(c->callee().get());
@@ -250,7 +250,7 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
                : [&]() -> llvm::Expected<std::unique_ptr<OpKernel>> {
           KernelFactory f = KernelRegistry::global().lookup(c->opDef());
           if (!f)
-            return error(describe(*c) + ": op '" + c->calleeName() +
+            return error(describe(*c) + ": op '" + clipInput(c->calleeName()) +
                          "' has no kernel in the interpreter");
           if (empty)
             return std::make_unique<EmptyResultKernel>();
@@ -432,7 +432,7 @@ llvm::Error CompiledModel::Impl::checkMemory() const {
   if (culprit) {
     where = "; the largest buffer, " + mib(largest) + ", is " + culprit->op;
     if (!culprit->name.empty())
-      where += " '" + culprit->name + "'";
+      where += " " + quoteInput(culprit->name);
     if (culprit->loc.valid())
       where += " (line " + std::to_string(culprit->loc.line) + ")";
   }
@@ -509,7 +509,7 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
       for (size_t o = 0; o < out.size(); ++o)
         if (hasNan(*out[o]))
           return error("NaN in output " + llvm::Twine(o) + " of " + st.op +
-                       (st.name.empty() ? "" : " '" + st.name + "'") +
+                       (st.name.empty() ? "" : " " + quoteInput(st.name)) +
                        (st.loc.valid() ? " (line " + llvm::Twine(st.loc.line) + ")" : ""));
   }
   ++I.runs;

@@ -1,5 +1,6 @@
 //===- OpKernel.cpp - The kernel dispatch table ---------------------------===//
 #include "kc/Runtime/OpKernel.h"
+#include "kc/IR/Diagnostic.h"
 #include "kc/Support/FloatToInt.h"
 
 #include <algorithm>
@@ -39,9 +40,7 @@ std::vector<std::string> KernelRegistry::opNames() const {
 }
 
 llvm::Error kernelError(const CallNode &call, const llvm::Twine &msg) {
-  std::string where = call.calleeName().str();
-  if (!call.name().empty())
-    where += " '" + call.name() + "'";
+  std::string where = describeCall(call);
   if (call.loc().valid())
     where += " (line " + std::to_string(call.loc().line) + ")";
   return llvm::createStringError(llvm::inconvertibleErrorCode(), where + ": " + msg);

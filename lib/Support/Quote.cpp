@@ -3,9 +3,9 @@
 
 namespace kc {
 
-std::string quoteInput(llvm::StringRef text) {
+static std::string bounded(llvm::StringRef text, llvm::StringRef quote) {
   static const char hex[] = "0123456789abcdef";
-  std::string out = "'";
+  std::string out = quote.str();
   for (unsigned char c : text.take_front(kMaxQuotedBytes)) {
     if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
       out += char(c);
@@ -16,8 +16,11 @@ std::string quoteInput(llvm::StringRef text) {
     }
   }
   if (text.size() > kMaxQuotedBytes)
-    return out + "...' (" + std::to_string(text.size()) + " bytes)";
-  return out + "'";
+    return out + "..." + quote.str() + " (" + std::to_string(text.size()) + " bytes)";
+  return out + quote.str();
 }
+
+std::string quoteInput(llvm::StringRef text) { return bounded(text, "'"); }
+std::string clipInput(llvm::StringRef text) { return bounded(text, ""); }
 
 } // namespace kc

@@ -15,6 +15,7 @@
 #include "kc/Runtime/KernelIsa.h"
 #include "kc/Support/Npy.h"
 #include "kc/Support/OutputFile.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -101,7 +102,7 @@ static llvm::Expected<rt::Tensor> tensorFromNpy(const std::string &path, const r
         llvm::inconvertibleErrorCode(),
         path + ": error: input " + std::to_string(index) + " (%" + spec.name + ") must be " +
             dtypeName(spec.dtype).str() + rt::shapeToString(spec.shape) + ", the file holds " +
-            dtypeName(a->dtype).str() + rt::shapeToString(a->shape));
+            dtypeName(a->dtype).str() + clipInput(rt::shapeToString(a->shape)));
   rt::Tensor t = rt::Tensor::empty(a->dtype, a->shape);
   if (t.nbytes()) // an empty array's data may be a null pointer
     std::memcpy(t.raw(), a->data.data(), t.nbytes());
@@ -131,7 +132,7 @@ static rt::Tensor randomTensor(const rt::TensorSpec &spec, std::mt19937 &rng) {
 static bool compare(const rt::Tensor &got, const NpyArray &want, double &maxAbs, std::string &why) {
   if (llvm::ArrayRef<int64_t>(want.shape) != got.shape()) {
     why = "shape " + rt::shapeToString(got.shape()) + " vs expected " +
-          rt::shapeToString(want.shape);
+          clipInput(rt::shapeToString(want.shape));
     return false;
   }
   if (got.dtype() != DType::F32 || want.dtype != DType::F32) {

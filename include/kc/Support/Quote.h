@@ -22,5 +22,8 @@ constexpr size_t kMaxQuotedBytes = 200;
 /// backslash as `\xHH`; beyond kMaxQuotedBytes cut, with the full length:
 /// `'abc...' (1048576 bytes)`.
 std::string quoteInput(llvm::StringRef text);
+/// quoteInput without the quotes, for text that reads as a name or a type
+/// (`nn.Conv2d`, `f32[1,3]`), bounded and escaped the same way.
+std::string clipInput(llvm::StringRef text);
 
 } // namespace kc

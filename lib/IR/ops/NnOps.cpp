@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/Support/Quote.h"
+
 #include <cmath>
 
 using namespace kc;
@@ -47,7 +49,7 @@ llvm::Error refuseEmptyDims(const CallNode &c, const TensorTypeNode *in, size_t 
   for (size_t k = from; k < in->rank(); ++k)
     if (in->dims()[k] == 0)
       return fail(c, "dim " + llvm::Twine(k) + " of the input " +
-                         typeToString(dataArg(c, 0)->type()) +
+                         shown(dataArg(c, 0)->type()) +
                          " is empty (PyTorch allows an empty batch only)");
   return llvm::Error::success();
 }
@@ -269,8 +271,8 @@ llvm::Expected<Type> pad(const CallNode &c) {
     int64_t &x = d[d.size() - 1 - i / 2];
     if (readsEdges && x == 0)
       return fail(c, "cannot pad the empty dim " + llvm::Twine(d.size() - 1 - i / 2) + " of " +
-                         typeToString(dataArg(c, 0)->type()) + " in mode '" +
-                         c.attrs().getString("mode", "") + "'");
+                         shown(dataArg(c, 0)->type()) + " in mode " +
+                         quoteInput(c.attrs().getString("mode", "")));
     if (x < 0)
       continue;
     CheckedInt padded = CheckedInt(x) + p[i] + p[i + 1];

@@ -1,6 +1,9 @@
 //===- TypeRuleUtils.cpp - Helpers for op type rules ----------------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/IR/Diagnostic.h"
+#include "kc/Support/Quote.h"
+
 namespace kc::typerules {
 
 const ExprNode *dataArg(const CallNode &c, size_t i) {
@@ -26,11 +29,10 @@ const TensorTypeNode *dataType(const CallNode &c, size_t i) {
 }
 
 llvm::Error fail(const CallNode &c, const llvm::Twine &msg) {
-  std::string who = c.calleeName().str();
-  if (!c.name().empty())
-    who += " '" + c.name() + "'";
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), who + ": " + msg);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), describeCall(c) + ": " + msg);
 }
+
+std::string shown(const Type &t) { return clipInput(typeToString(t)); }
 
 int64_t normDim(int64_t d, int64_t rank) {
   if (d < 0)

@@ -63,6 +63,8 @@ const TensorTypeNode *dataType(const CallNode &c, size_t i);
 
 /// An error naming the op: `nn.Conv2d 'conv1': <msg>`.
 llvm::Error fail(const CallNode &c, const llvm::Twine &msg);
+/// A type as an error message shows it, bounded (kc/Support/Quote.h).
+std::string shown(const Type &t);
 
 /// Normalizes a possibly negative dim against `rank`; -1 when out of range.
 int64_t normDim(int64_t d, int64_t rank);
