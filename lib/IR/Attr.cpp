@@ -180,7 +180,29 @@ std::string formatDouble(double d) {
   return s;
 }
 
-static std::string quote(const std::string &s) { return "\"" + s + "\""; }
+std::string quoteString(llvm::StringRef s) {
+  static const char hex[] = "0123456789abcdef";
+  std::string r = "\"";
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      r += '\\';
+      r += c;
+    } else if (c == '\n') {
+      r += "\\n";
+    } else if (u < 0x20 || u == 0x7f) {
+      // Always two hex digits: the parser reads exactly two.
+      r += "\\x";
+      r += hex[u >> 4];
+      r += hex[u & 15];
+    } else {
+      r += c;
+    }
+  }
+  return r + "\"";
+}
+
+static std::string quote(const std::string &s) { return quoteString(s); }
 
 static std::string complexToString(std::complex<double> c) {
   return "(" + formatDouble(c.real()) + (std::signbit(c.imag()) ? "" : "+") +

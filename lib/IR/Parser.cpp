@@ -285,11 +285,16 @@ private:
       return AttrValue::boolean(w == "true");
     // The printer writes complex numbers as `(re+imj)`.
     if (w.size() > 2 && w.front() == '(' && w.endswith("j)")) {
-      AttrValue c = parseParamValue(w.drop_front().drop_back());
-      if (c.kind() == AttrValue::Kind::Complex)
-        return c;
+      auto c = parseParamValue(w.drop_front().drop_back());
+      if (c && c->kind() == AttrValue::Kind::Complex)
+        return std::move(*c);
+      if (!c)
+        llvm::consumeError(c.takeError());
     }
-    AttrValue v = parseParamValue(w);
+    auto parsed = parseParamValue(w);
+    if (!parsed)
+      return errorAt(at, llvm::toString(parsed.takeError()));
+    AttrValue v = std::move(*parsed);
     if (v.isString() || v.isNone())
       return errorAt(at, "expected a value (a number, true/false, none, a quoted string, a "
                          "list or a complex number), found " +

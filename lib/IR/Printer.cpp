@@ -19,20 +19,7 @@ static bool isBareName(llvm::StringRef s) {
   return true;
 }
 
-static std::string quoted(llvm::StringRef s) {
-  std::string r = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      r += '\\', r += c;
-    else if (c == '\n')
-      r += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      r += "\\x" + llvm::utohexstr(static_cast<unsigned char>(c), /*LowerCase=*/true, 2);
-    else
-      r += c;
-  }
-  return r + "\"";
-}
+static std::string quoted(llvm::StringRef s) { return quoteString(s); }
 
 std::string printableName(llvm::StringRef name) {
   return isBareName(name) ? name.str() : quoted(name);

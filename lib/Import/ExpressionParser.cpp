@@ -154,7 +154,12 @@ private:
   }
 
   llvm::Expected<Expr> literal(llvm::StringRef w) {
-    AttrValue v = parseParamValue(w);
+    auto parsed = parseParamValue(w);
+    if (!parsed) {
+      pos_ -= w.size(); // point at the literal
+      return error(llvm::toString(parsed.takeError()));
+    }
+    AttrValue v = std::move(*parsed);
     switch (v.kind()) {
     case AttrValue::Kind::Int:
       return Expr(intConstant(v.getInt()));

@@ -102,9 +102,25 @@ std::optional<std::complex<double>> parseComplex(llvm::StringRef s) {
   return std::nullopt;
 }
 
+/// Digits with an optional sign: text that can only mean an integer.
+bool integerText(llvm::StringRef s) {
+  if (s.startswith("-") || s.startswith("+"))
+    s = s.drop_front();
+  return !s.empty() && llvm::all_of(s, llvm::isDigit);
+}
+
+/// An integer that int64 cannot hold must not turn into a float (it would
+/// print as 1e+23 and never read back as what was written).
+llvm::Error checkIntegerRange(llvm::StringRef s) {
+  if (integerText(s) && !parseInt(s))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "integer " + quoteInput(s) + " does not fit in int64");
+  return llvm::Error::success();
+}
+
 } // namespace
 
-AttrValue parseParamValue(llvm::StringRef v) {
+llvm::Expected<AttrValue> parseParamValue(llvm::StringRef v) {
   if (v == "None" || v == "()" || v == "[]")
     return AttrValue::none();
   if (v == "True" || v == "False")
@@ -115,6 +131,8 @@ AttrValue parseParamValue(llvm::StringRef v) {
     v.drop_front().drop_back().split(elems, ',');
     bool allInt = true, allNum = true, allComplex = true;
     for (llvm::StringRef e : elems) {
+      if (auto err = checkIntegerRange(e))
+        return std::move(err);
       bool isInt = parseInt(e).has_value(), isNum = isInt || parseDouble(e).has_value();
       allInt &= isInt;
       allNum &= isNum;
@@ -143,6 +161,8 @@ AttrValue parseParamValue(llvm::StringRef v) {
       l.push_back(e.str());
     return AttrValue::stringList(std::move(l));
   }
+  if (auto err = checkIntegerRange(v))
+    return std::move(err);
   if (auto i = parseInt(v))
     return AttrValue::integer(*i);
   if (auto d = parseDouble(v))
@@ -345,8 +365,15 @@ llvm::Expected<ParamFile> parseParamFile(llvm::StringRef text, llvm::StringRef f
       }
       default:
         // `expr` holds whole expressions: never parse it as a list.
-        op.params.push_back(
-            {key.str(), key == "expr" ? AttrValue::string(value.str()) : parseParamValue(value)});
+        if (key == "expr") {
+          op.params.push_back({key.str(), AttrValue::string(value.str())});
+          break;
+        }
+        auto v = parseParamValue(value);
+        if (!v)
+          return errorAt(fileName, lineNo, vcol,
+                         "parameter " + quoteInput(key) + ": " + llvm::toString(v.takeError()));
+        op.params.push_back({key.str(), std::move(*v)});
         break;
       }
     }

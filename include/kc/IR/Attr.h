@@ -105,6 +105,10 @@ bool literalFits(const AttrValue &v, DType dtype);
 /// `[1,2]`, `[1.5,2.0]`, `["a","b"]`, `(1.0+2.0j)`. Floats print in the shortest
 /// form that reads back to the same double, always with a `.` or exponent.
 std::string attrToString(const AttrValue &v);
+/// A string in kc text: in double quotes, with `\"`, `\\`, `\n` and `\xHH`
+/// (two hex digits) for the other control bytes; the parser reads it back
+/// to the same bytes, NUL included.
+std::string quoteString(llvm::StringRef s);
 /// Shortest round-trip text of a double, with `.0` appended when it would
 /// otherwise read as an integer; `inf`, `-inf`, `nan`.
 std::string formatDouble(double d);

@@ -70,8 +70,9 @@ llvm::Expected<ParamFile> parseParamFile(llvm::StringRef text, llvm::StringRef f
 
 /// Parses one parameter value the way PNNX's writer meant it (see
 /// docs/pnnx.md): None, bools, ints, floats (incl. inf/nan/nan.0), complex,
-/// lists typed element by element, strings.
-AttrValue parseParamValue(llvm::StringRef value);
+/// lists typed element by element, strings. An integer that int64 cannot
+/// hold is an error (never a float).
+llvm::Expected<AttrValue> parseParamValue(llvm::StringRef value);
 
 /// Parses `(d0,...)dtype`; `allowDynamic` accepts `?` dims.
 llvm::Expected<ShapeDecl> parseShapeDecl(llvm::StringRef text, bool allowDynamic);
