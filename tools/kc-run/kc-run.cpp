@@ -20,6 +20,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
@@ -57,11 +58,11 @@ static cl::opt<bool> optimize("O", cl::desc("Run the default optimizing pipeline
                               cl::cat(runCat));
 static cl::opt<std::string> pipeline("p", cl::desc("Pass pipeline to run first"),
                                      cl::value_desc("pipeline"), cl::cat(runCat));
-static cl::opt<int> threads("threads", cl::desc("Threads (default: all cores)"), cl::init(0),
+static cl::opt<unsigned> threads("threads", cl::desc("Threads (default: all cores)"), cl::init(0),
                             cl::cat(runCat));
-static cl::opt<int> benchRuns("bench", cl::desc("Time N runs and print min/median/max"),
+static cl::opt<unsigned> benchRuns("bench", cl::desc("Time N runs and print min/median/max"),
                               cl::init(0), cl::value_desc("N"), cl::cat(runCat));
-static cl::opt<int> warmup("warmup", cl::desc("Untimed runs before --bench"), cl::init(3),
+static cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs before --bench"), cl::init(3),
                            cl::value_desc("M"), cl::cat(runCat));
 static cl::opt<bool> profileOps("profile", cl::desc("Print a per-op time table"), cl::cat(runCat));
 static cl::opt<bool> checkNan("check-nan", cl::desc("Fail if an op produces NaN"), cl::cat(runCat));
@@ -71,6 +72,10 @@ static cl::opt<unsigned> maxMemoryMiB(
     "max-memory", cl::desc("Most activation memory a model may plan, in MiB (default: all RAM)"),
     cl::value_desc("MiB"), cl::init(0), cl::cat(runCat));
 static cl::opt<bool> quiet("q", cl::desc("Print only errors and the bench line"), cl::cat(runCat));
+
+/// More threads than any machine kc runs on has cores; OpenMP would try to
+/// start every one of them.
+constexpr unsigned kMaxThreads = 1024;
 
 static int fail(const llvm::Twine &msg) {
   std::string m = msg.str();
@@ -169,6 +174,15 @@ static int runTool(int argc, char **argv) {
                               "  kc-run model.pnnx.param -i in0.npy --expect out0.npy\n"
                               "  kc-run model.pnnx.param -O --bench 50 --threads 2\n");
   auto &os = llvm::outs();
+  // Counts are unsigned (cl::opt refuses a sign); tolerances are checked
+  // here: a negative or NaN one would make every comparison fail or pass.
+  for (const cl::opt<double> *tol : {&relTol, &absTol})
+    if (!(tol->getValue() >= 0 && std::isfinite(tol->getValue())))
+      return fail("--" + tol->ArgStr + " must be a non-negative number, got " +
+                  llvm::formatv("{0}", tol->getValue()).str());
+  if (threads > kMaxThreads)
+    return fail("--threads=" + llvm::Twine(threads.getValue()) + " is more than the limit of " +
+                llvm::Twine(kMaxThreads));
   if (listOps) {
     os << "| op | also imported as | runs in kc-run |\n|---|---|---|\n";
     for (const OpDef *d : OpRegistry::global().all()) {
@@ -205,7 +219,7 @@ static int runTool(int argc, char **argv) {
   if (auto e = pm.run(**m))
     return fail(llvm::toString(std::move(e)));
   rt::CompileOptions copts;
-  copts.numThreads = threads;
+  copts.numThreads = int(threads);
   copts.profile = profileOps;
   copts.checkNan = checkNan;
   copts.maxMemoryBytes = size_t(maxMemoryMiB) << 20;
@@ -308,11 +322,11 @@ static int runTool(int argc, char **argv) {
   }
 
   if (benchRuns > 0) {
-    for (int i = 0; i < warmup; ++i)
+    for (unsigned i = 0; i < warmup; ++i)
       if (auto r = (*cm)->run(inputs); !r)
         return fail(llvm::toString(r.takeError()));
     std::vector<double> times;
-    for (int i = 0; i < benchRuns; ++i) {
+    for (unsigned i = 0; i < benchRuns; ++i) {
       auto s = std::chrono::steady_clock::now();
       auto r = (*cm)->run(inputs);
       if (!r)
