@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace kc {
@@ -324,6 +325,13 @@ llvm::Error ZipReader::parse() {
   // local header, whose name and extra lengths may differ from the central ones.
   const uint64_t cdEnd = cdOffset + cdSize;
   entries_.reserve(entryCount);
+  // Each entry's bytes, from its local header to the end of its data.
+  struct Span {
+    uint64_t begin, end;
+    size_t entry;
+  };
+  std::vector<Span> spans;
+  spans.reserve(entryCount);
   uint64_t pos = cdOffset;
   for (uint64_t i = 0; i < entryCount; ++i) {
     if (cdEnd - pos < CentralHeaderSize)
@@ -481,6 +489,7 @@ llvm::Error ZipReader::parse() {
                       "duplicate entry {} (central directory records {} and {}); entry names "
                       "must be unique",
                       shown, inserted.first->second, i);
+    spans.push_back({localOffset, dataEnd, entries_.size()});
     entries_.push_back({std::move(entryName), dataOffset, uncompressed, crc});
     pos += recordLen;
   }
@@ -489,6 +498,22 @@ llvm::Error ZipReader::parse() {
                     "central directory [{}, {}) has {} bytes after its {} records; the entry "
                     "count is wrong",
                     cdOffset, cdEnd, cdEnd - pos, entryCount);
+
+  // 6. No byte belongs to two entries: one entry's data must not hold
+  // another's header or data (the same bytes would then be two weights, and
+  // pnnx's front-to-back scan would read something else than we do).
+  std::sort(spans.begin(), spans.end(),
+            [](const Span &a, const Span &b) { return a.begin < b.begin; });
+  for (size_t k = 1; k < spans.size(); ++k) {
+    // Sorted and disjoint so far, so the previous span ends last.
+    const Span &a = spans[k - 1], &b = spans[k];
+    if (b.begin < a.end)
+      return zipError(file,
+                      "entry {}: local header and data [{}, {}) overlap entry {} [{}, {}); "
+                      "entries must not share bytes",
+                      quoted(entries_[b.entry].name), b.begin, b.end,
+                      quoted(entries_[a.entry].name), a.begin, a.end);
+  }
   return llvm::Error::success();
 }
 
