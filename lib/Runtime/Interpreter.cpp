@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <set>
 #include <new>
 #include <omp.h>
 #include <optional>
@@ -45,7 +46,7 @@ struct Value {
   unsigned input = 0;    ///< Input: parameter index
   Tensor constant;       ///< Constant: the materialized tensor
   size_t offset = 0;     ///< Arena: byte offset
-  unsigned aliasOf = 0;  ///< Alias: the value whose bytes these are
+  unsigned aliasOf = 0;  ///< Alias: the value whose bytes these are (never an alias)
   int defStep = -1, lastUse = -1;
 };
 
@@ -284,7 +285,7 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
           fk->fuseActivation(act, slope);
           steps[st->second].op += "+" + step.op;
           values[outs[0]].kind = Value::Alias;
-          values[outs[0]].aliasOf = step.inputs[0];
+          values[outs[0]].aliasOf = root(step.inputs[0]);
           foldedInto[n] = st->second;
           return;
         }
@@ -317,7 +318,8 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
                                            values[step.inputs[vi]].bytes == values[outs[0]].bytes) {
       // Reshape-like: the result aliases its input, no step is needed.
       values[outs[0]].kind = Value::Alias;
-      values[outs[0]].aliasOf = step.inputs[vi];
+      // Straight to the root: a chain of views stays one hop deep.
+      values[outs[0]].aliasOf = root(step.inputs[vi]);
       return;
     }
     step.kernel = std::move(*kernel);
@@ -343,9 +345,80 @@ llvm::Error CompiledModel::Impl::build(const Module &m) {
   return plan();
 }
 
-/// First-fit placement of each arena value at its definition, freeing
-/// buffers after their last reader; values aliased by views live as long as
-/// their views.
+namespace {
+
+/// Free space of the activation arena: best fit among the gaps left by
+/// freed buffers (coalesced with their neighbours), else the top. Every
+/// operation is O(log n) in the number of gaps, so planning stays linear
+/// in the model's size even with 100,000 buffers alive at once.
+class ArenaSpace {
+public:
+  size_t allocate(size_t size) {
+    auto fit = bySize_.lower_bound({size, 0});
+    if (fit != bySize_.end()) {
+      auto [gap, offset] = *fit;
+      erase(offset, gap);
+      if (gap > size)
+        insert(offset + size, gap - size);
+      return offset;
+    }
+    size_t offset = top_;
+    // A gap just below the top grows into the top instead of being skipped.
+    if (!byOffset_.empty()) {
+      auto last = std::prev(byOffset_.end());
+      if (last->first + last->second == top_) {
+        offset = last->first;
+        erase(last->first, last->second);
+      }
+    }
+    top_ = offset + size;
+    high_ = std::max(high_, top_);
+    return offset;
+  }
+
+  void release(size_t offset, size_t size) {
+    auto next = byOffset_.lower_bound(offset);
+    if (next != byOffset_.end() && offset + size == next->first) {
+      size += next->second;
+      erase(next->first, next->second);
+    }
+    auto prev = byOffset_.lower_bound(offset);
+    if (prev != byOffset_.begin()) {
+      --prev;
+      if (prev->first + prev->second == offset) {
+        offset = prev->first;
+        size += prev->second;
+        erase(prev->first, prev->second);
+      }
+    }
+    if (offset + size == top_)
+      top_ = offset; // the top comes down; high_ keeps the arena's size
+    else
+      insert(offset, size);
+  }
+
+  size_t highWater() const { return high_; }
+
+private:
+  void insert(size_t offset, size_t size) {
+    byOffset_[offset] = size;
+    bySize_.insert({size, offset});
+  }
+  void erase(size_t offset, size_t size) {
+    byOffset_.erase(offset);
+    bySize_.erase({size, offset});
+  }
+
+  std::map<size_t, size_t> byOffset_;          ///< gap offset -> size
+  std::set<std::pair<size_t, size_t>> bySize_; ///< (size, offset)
+  size_t top_ = 0, high_ = 0;
+};
+
+} // namespace
+
+/// Places each arena value at its definition (best fit, see ArenaSpace),
+/// freeing buffers after their last reader; values aliased by views live
+/// as long as their views.
 llvm::Error CompiledModel::Impl::plan() {
   for (size_t s = 0; s < steps.size(); ++s) {
     for (unsigned o : steps[s].outputs)
@@ -359,34 +432,24 @@ llvm::Error CompiledModel::Impl::plan() {
   for (unsigned o : outputs)
     values[root(o)].lastUse = int(steps.size()); // read after the last step
 
-  struct Live {
-    size_t offset, size;
-    int lastUse;
-  };
-  std::vector<Live> live; // sorted by offset
-  std::vector<std::vector<unsigned>> defsAt(steps.size());
+  // Values defined at each step, and values whose last reader is each step.
+  std::vector<std::vector<unsigned>> defsAt(steps.size()), freedAfter(steps.size() + 1);
   for (size_t v = 0; v < values.size(); ++v)
-    if (values[v].kind == Value::Arena && values[v].defStep >= 0)
+    if (values[v].kind == Value::Arena && values[v].defStep >= 0) {
       defsAt[values[v].defStep].push_back(v);
-  for (size_t s = 0; s < steps.size(); ++s) {
-    live.erase(std::remove_if(live.begin(), live.end(),
-                              [&](const Live &l) { return l.lastUse < int(s); }),
-               live.end());
-    for (unsigned v : defsAt[s]) {
-      size_t size = (values[v].bytes + 63) / 64 * 64;
-      unplanned += size;
-      size_t offset = 0;
-      auto pos = live.begin();
-      for (; pos != live.end(); ++pos) {
-        if (pos->offset >= offset + size)
-          break;
-        offset = std::max(offset, pos->offset + pos->size);
-      }
-      values[v].offset = offset;
-      live.insert(pos, {offset, size, std::max(values[v].lastUse, int(s))});
-      arenaBytes = std::max(arenaBytes, offset + size);
+      freedAfter[size_t(std::max(values[v].lastUse, values[v].defStep))].push_back(v);
     }
+  auto sizeOf = [&](unsigned v) { return (values[v].bytes + 63) / 64 * 64; };
+  ArenaSpace space;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    for (unsigned v : defsAt[s]) {
+      unplanned += sizeOf(v);
+      values[v].offset = space.allocate(sizeOf(v));
+    }
+    for (unsigned v : freedAfter[s])
+      space.release(values[v].offset, sizeOf(v));
   }
+  arenaBytes = space.highWater();
   if (auto e = checkMemory())
     return e;
   try {

@@ -107,8 +107,10 @@ llvm::Expected<Type> transpose(const CallNode &c) {
 }
 
 llvm::Expected<Type> concat(const CallNode &c, bool stack) {
-  size_t n = numDataArgs(c);
-  const TensorTypeNode *first = dataType(c, 0);
+  auto args = dataArgs(c);
+  size_t n = args.size();
+  const TensorTypeNode *first =
+      n ? llvm::dyn_cast_or_null<TensorTypeNode>(args[0]->type().get()) : nullptr;
   if (!first)
     return Type();
   int64_t r = first->rank() + (stack ? 1 : 0);
@@ -121,15 +123,15 @@ llvm::Expected<Type> concat(const CallNode &c, bool stack) {
     return tensorType(first->dtype(), d);
   }
   for (size_t i = 1; i < n; ++i) {
-    const TensorTypeNode *t = dataType(c, i);
+    const TensorTypeNode *t = llvm::dyn_cast_or_null<TensorTypeNode>(args[i]->type().get());
     if (!t)
       return Type();
     if (t->rank() != first->rank())
       return fail(c, "operands of different rank");
     for (int64_t k = 0; k < r; ++k)
       if (k != dim && t->dims()[k] != d[k] && t->dims()[k] >= 0 && d[k] >= 0)
-        return fail(c, "operand " + llvm::Twine(i) + " " + shown(dataArg(c, i)->type()) +
-                           " does not match " + shown(dataArg(c, 0)->type()) +
+        return fail(c, "operand " + llvm::Twine(i) + " " + shown(args[i]->type()) +
+                           " does not match " + shown(args[0]->type()) +
                            " outside dim " + llvm::Twine(dim));
     if (d[dim] < 0 || t->dims()[dim] < 0) {
       d[dim] = -1;

@@ -23,6 +23,14 @@ size_t numDataArgs(const CallNode &c) {
   return n;
 }
 
+std::vector<const ExprNode *> dataArgs(const CallNode &c) {
+  std::vector<const ExprNode *> r;
+  for (size_t k = 0; k < c.numArgs(); ++k)
+    if (c.keys()[k].role != ArgRole::Weight)
+      r.push_back(c.arg(k).get());
+  return r;
+}
+
 const TensorTypeNode *dataType(const CallNode &c, size_t i) {
   const ExprNode *a = dataArg(c, i);
   return a ? llvm::dyn_cast_or_null<TensorTypeNode>(a->type().get()) : nullptr;
