@@ -172,7 +172,7 @@ void checkLinear(const char *what, Model (*make)(int)) {
                 << " s, peak memory +" << grown / (1 << 20) << " MiB");
   // 0.05 s absorbs timer noise when the small case is very fast.
   CHECK(large <= 40 * std::max(small, 0.05));
-  // Measured: under 2 KiB per op; quadratic memory would be gigabytes.
+  // Quadratic memory would be gigabytes (docs/performance.md has figures).
   CHECK(grown <= size_t(kOps) * 16 * 1024);
 }
 
