@@ -4,9 +4,10 @@
 # ../shared/models and ../shared/pnnx-corpus (when present) and the kept
 # regressions (fuzz/regressions/<target>/, which also hold the committed
 # seeds), with fuzz/<target>.dict as dictionary where there is one. A
-# crash, leak, timeout or out-of-memory fails the script; its input is left in build-fuzz/crashes/<target>/ to be kept under
-# fuzz/regressions/<target>/. Ends with one line per target: executions run
-# and the result. KC_JOBS (default 2) sets the build parallelism.
+# crash, leak, timeout or out-of-memory fails the script; its input is left
+# in build-fuzz/crashes/<target>/ to be kept under fuzz/regressions/<target>/.
+# Ends with one line per target: executions run and the result. KC_JOBS
+# (default 2) sets the build parallelism.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KC_WITH_FUZZ=1 bash scripts/setup.sh
