@@ -15,6 +15,7 @@ config.environment["PATH"] = os.pathsep.join(
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%kc_root", os.path.dirname(config.test_source_root)))
+config.substitutions.append(("%kc_version", config.kc_version))
 config.substitutions.append(("%kc_lib_dir", os.path.join(config.kc_bin_dir, "..", "lib")))
 # Suites over ../shared/models find them through KC_MODELS_DIR.
 models = os.environ.get("KC_MODELS_DIR",

@@ -2,11 +2,16 @@
 """Times kc against PyTorch (jit) on the reference models, in the same run.
 
   scripts/bench.sh [--rounds 3] [--iters 30] [--models resnet18,...] [--threads 1,2]
+                   [--baseline OTHER_BUILD_DIR] [--no-torch]
 
 For every (model, threads) pair and every round, kc-run -O --bench and
 ../shared/bench/torch_bench.py --mode jit run back to back (interleaved, so
 drift in machine load hits both); the reported figure is the median over
 rounds of each tool's median latency. Writes docs/benchmarks.md.
+
+With --baseline, the kc-run of another build (an older commit built beside
+this one, e.g. `git worktree add ../base main` and its own scripts/build.sh)
+runs in the same rounds too, and a table compares the two builds.
 """
 import argparse
 import json
@@ -27,63 +32,20 @@ ap.add_argument("--models-dir", default=os.environ.get("KC_MODELS_DIR",
                                                        os.path.join(root, "..", "shared", "models")))
 ap.add_argument("--torch-bench", default=os.path.join(root, "..", "shared", "bench", "torch_bench.py"))
 ap.add_argument("--out", default=os.path.join(root, "docs", "benchmarks.md"))
+ap.add_argument("--baseline", help="another build directory whose kc-run runs in the same rounds")
+ap.add_argument("--no-torch", action="store_true", help="skip PyTorch (compare builds only)")
 args = ap.parse_args()
 
 
 def model_gflop(param):
-    """FLOPs of the convolutions, linear layers, matmuls and attention of a .pnnx.param."""
-    total = 0.0
-    for line in open(param):
-        tok = line.split()
-        if len(tok) < 4 or tok[0] in ("7767517",):
-            continue
-        kind = tok[0]
-        items = dict(t.split("=", 1) for t in tok if "=" in t and not t.startswith(("$",)))
-        shapes = {k[1:]: v for k, v in items.items() if k.startswith("#")}
-        nin, nout = int(tok[2]), int(tok[3])
-        outs = tok[4 + nin:4 + nin + nout]
-        ins = tok[4:4 + nin]
-
-        def dims(operand):
-            s = shapes.get(operand)
-            if not s:
-                return None
-            body = s[1:s.index(")")]
-            return [int(x) for x in body.split(",") if x and x != "?"]
-
-        def prod(v):
-            p = 1
-            for x in v:
-                p *= x
-            return p
-
-        o = dims(outs[0]) if outs else None
-        if o is None:
-            continue
-        if kind in ("nn.Conv2d", "nn.Conv1d", "nn.ConvTranspose2d"):
-            k = [int(x) for x in items["kernel_size"].strip("()").split(",")]
-            g = int(items.get("groups", "1"))
-            cin = int(items["in_channels"])
-            if kind == "nn.ConvTranspose2d":
-                i = dims(ins[0])
-                total += 2.0 * prod(i) * int(items["out_channels"]) / g * prod(k)
-            else:
-                total += 2.0 * prod(o) * cin / g * prod(k)
-        elif kind == "nn.Linear":
-            total += 2.0 * prod(o) * int(items["in_features"])
-        elif kind == "torch.matmul":
-            a = dims(ins[0])
-            if a:
-                total += 2.0 * prod(o) * a[-1]
-        elif kind == "nn.MultiheadAttention":
-            e = int(items["embed_dim"])
-            L = o[1] if items.get("batch_first") == "True" else o[0]
-            total += 2.0 * prod(o) * e * 4 + 4.0 * prod(o) * L
-    return total / 1e9
+    """GFLOP of one run of the model after -O, counted by kc's cost rules (kc-opt --summary)."""
+    out = subprocess.run([os.path.join(args.build, "bin", "kc-opt"), param, "-O", "--summary"],
+                         check=True, capture_output=True, text=True).stdout
+    return int(re.search(r"^FLOPs per run: (\d+)", out, re.M).group(1)) / 1e9
 
 
-def run_kc(model, threads):
-    cmd = [os.path.join(args.build, "bin", "kc-run"), "-O", "-q", "--threads", str(threads),
+def run_kc(model, threads, build=None):
+    cmd = [os.path.join(build or args.build, "bin", "kc-run"), "-O", "-q", "--threads", str(threads),
            "--bench", str(args.iters), "--warmup", "3",
            os.path.join(args.models_dir, model, "model.pnnx.param")]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -142,15 +104,23 @@ results = {}
 for r in range(args.rounds):
     for model in models:
         for t in threads:
+            # The two builds take turns at going first.
+            base = float("nan")
+            if args.baseline and r % 2:
+                base = run_kc(model, t, args.baseline)[0]
             kc, lc, rss = run_kc(model, t)
-            th = run_torch(model, t)
-            e = results.setdefault((model, t), {"kc": [], "torch": [], "lc": [], "rss": []})
+            if args.baseline and not r % 2:
+                base = run_kc(model, t, args.baseline)[0]
+            th = float("nan") if args.no_torch else run_torch(model, t)
+            e = results.setdefault((model, t), {"kc": [], "torch": [], "lc": [], "rss": [],
+                                                "base": []})
             e["kc"].append(kc)
+            e["base"].append(base)
             e["torch"].append(th)
             e["lc"].append(lc)
             e["rss"].append(rss)
-            print(f"round {r + 1}: {model} threads={t}: kc {kc:.3f} ms, torch {th:.3f} ms",
-                  file=sys.stderr, flush=True)
+            print(f"round {r + 1}: {model} threads={t}: kc {kc:.3f} ms, baseline {base:.3f} ms, "
+                  f"torch {th:.3f} ms", file=sys.stderr, flush=True)
 
 lines = [
     "# Benchmarks",
@@ -158,8 +128,8 @@ lines = [
     "kc (`kc-run -O`) against PyTorch 1.13 (`torch.jit` trace + freeze + optimize_for_inference,",
     "Debian's `python3-torch`) on the same machine in the same run, batch 1. Each figure is the",
     f"median over {args.rounds} interleaved rounds of each tool's median over {args.iters} timed runs.",
-    "Ratio = kc / PyTorch (below 1: kc is faster). GFLOP/s counts the multiply-adds of",
-    "convolutions, linear layers, matmuls and attention; the peak is OpenBLAS sgemm",
+    "Ratio = kc / PyTorch (below 1: kc is faster). GFLOP counts every op of the model after",
+    "`-O` by kc's cost rules (`kc-opt -O --summary`; docs/ops.md); the peak is OpenBLAS sgemm",
     f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
     f"{peak.get(2, 0):.0f} on 2 (OpenBLAS's {blas_core} kernels).",
     "",
@@ -194,5 +164,20 @@ for model in models:
         kb, tb = min(e["kc"]), min(e["torch"])
         lines.append(f"| {model} | {t} | {kb:.3f}–{max(e['kc']):.3f} | {tb:.3f}–{max(e['torch']):.3f} | "
                      f"{kb / tb:.2f} |")
+if args.baseline:
+    lines += [
+        "",
+        f"This build against the baseline `{args.baseline}`, its kc-run in the same rounds:",
+        "ratio of the medians over rounds, and of the best rounds (below 1: this build is faster).",
+        "",
+        "| model | threads | kc ms | baseline ms | ratio | best-round ratio |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for model in models:
+        for t in threads:
+            e = results[(model, t)]
+            kc, base = statistics.median(e["kc"]), statistics.median(e["base"])
+            lines.append(f"| {model} | {t} | {kc:.3f} | {base:.3f} | {kc / base:.3f} | "
+                         f"{min(e['kc']) / min(e['base']):.3f} |")
 open(args.out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

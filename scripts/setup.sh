@@ -7,6 +7,8 @@ packages=(
   cmake ninja-build g++ python3
   llvm-14-dev llvm-14-tools
   libfmt-dev doctest-dev libarmadillo-dev libopenblas-dev libopenblas-openmp-dev
+  # The Python module and its tests; pkg-config for the installed kc.pc.
+  pybind11-dev python3-dev python3-numpy python3-pytest pkgconf
 )
 if [ "${KC_WITH_FUZZ:-0}" = 1 ]; then
   packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)

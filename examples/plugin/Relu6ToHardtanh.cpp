@@ -1,12 +1,14 @@
 //===- Relu6ToHardtanh.cpp - An example pass plugin -----------------------===//
 //
 // A complete pass written outside libkc: it rewrites every `nn.ReLU6` into the
-// equivalent `nn.Hardtanh{min_val=0.0, max_val=6.0}`. Build it as a shared
-// library and load it with
+// equivalent `nn.Hardtanh{min_val=0.0, max_val=6.0}`. Built as a shared
+// library (CMakeLists.txt here) and loaded with
 //
 //   kc-opt model.pnnx.param --load-pass-plugin=libKcExamplePlugin.so -p relu6-to-hardtanh
+//   kc-run model.pnnx.param --load-pass-plugin=libKcExamplePlugin.so -p relu6-to-hardtanh
 //
-// See docs/writing-a-pass.md for a walk through.
+// docs/writing-a-pass.md walks through it; its C++ blocks, in order, are this
+// file below this comment (lit-tests/docs/snippets.test checks).
 //
 //===----------------------------------------------------------------------===//
 #include "kc/IR/Functor.h"
@@ -20,13 +22,13 @@ namespace {
 
 class Relu6Rewriter final : public MixedModeMutator {
 public:
-  using MixedModeMutator::Rewrite_;
+  using MixedModeMutator::Rewrite_; // keep the other overloads visible
   uint64_t count = 0;
 
   Expr Rewrite_(const CallNode *pre, const Expr &post) override {
     auto *c = llvm::cast<CallNode>(post.get());
     if (!isCallTo(c, "nn.ReLU6"))
-      return post;
+      return post; // unchanged: return what you were given
     ++count;
     return call("nn.Hardtanh", c->args(),
                 Attrs{{"max_val", AttrValue::real(6.0)}, {"min_val", AttrValue::real(0.0)}},
@@ -53,4 +55,4 @@ private:
 
 } // namespace
 
-KC_REGISTER_PASS(Relu6ToHardtanh);
+KC_REGISTER_PASS(Relu6ToHardtanh); // the one registration line

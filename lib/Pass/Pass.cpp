@@ -132,8 +132,12 @@ std::vector<const PassRegistry::Entry *> PassRegistry::all() const {
 llvm::Error loadPassPlugin(llvm::StringRef path) {
   // RTLD_GLOBAL so that the plugin's registrars bind to libkc's registries.
   void *handle = dlopen(path.str().c_str(), RTLD_NOW | RTLD_GLOBAL);
-  if (!handle)
-    return error("cannot load pass plugin '" + path + "': " + dlerror());
+  if (!handle) {
+    // dlerror() names the file first; the message is located at it instead.
+    llvm::StringRef reason = dlerror();
+    reason.consume_front((path + ": ").str());
+    return error(path + ": error: cannot load pass plugin: " + reason);
+  }
   return llvm::Error::success();
 }
 

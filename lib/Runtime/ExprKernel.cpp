@@ -2,7 +2,8 @@
 #include "kc/Runtime/ExprKernel.h"
 #include "kc/IR/Rpn.h"
 #include "kc/Support/FloatToInt.h"
-#include "kernels/KernelUtils.h"
+#include "kernels/CallInfo.h"
+#include "kernels/Parallel.h"
 
 #include "llvm/ADT/StringSwitch.h"
 

@@ -3,8 +3,6 @@
 
 #include "llvm/Support/FileSystem.h"
 
-#include <cstdlib>
-#include <unistd.h>
 
 namespace kc {
 
@@ -46,32 +44,6 @@ llvm::Error writeOutputFile(llvm::StringRef path, llvm::ArrayRef<uint8_t> bytes)
 
 llvm::Error writeOutputFile(llvm::StringRef path, llvm::StringRef text) {
   return writeOutputFile(path, llvm::arrayRefFromStringRef(text));
-}
-
-static const char *exitToolName = "kc";
-
-static void checkStandardStreams() {
-  llvm::raw_fd_ostream &out = llvm::outs();
-  out.flush();
-  bool failed = out.has_error();
-  if (failed) {
-    std::string reason = out.error().message();
-    out.clear_error();
-    llvm::errs() << exitToolName << ": <stdout>: error: cannot write: " << reason << "\n";
-  }
-  llvm::errs().flush();
-  llvm::errs().clear_error();
-  if (failed)
-    ::_exit(1);
-}
-
-void checkStandardStreamsAtExit(const char *toolName) {
-  exitToolName = toolName;
-  // Both streams must exist before the handler is registered: handlers and
-  // static destructors run in reverse order, so it then runs before theirs.
-  (void)llvm::outs();
-  (void)llvm::errs();
-  std::atexit(checkStandardStreams);
 }
 
 } // namespace kc

@@ -5,20 +5,24 @@
 // a Graphviz picture.
 //
 //===----------------------------------------------------------------------===//
+#include "../common/Diagnostics.h"
+#include "../common/ToolVersion.h"
 #include "kc/IR/GraphViz.h"
 #include "kc/IR/Printer.h"
+#include "kc/IR/Summary.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/IR/Verifier.h"
 #include "kc/Import/Exporter.h"
 #include "kc/Import/Importer.h"
 #include "kc/Import/ModuleLoader.h"
 #include "kc/Pass/PassManager.h"
+#include "kc/Runtime/Interpreter.h"
 #include "kc/Support/OutputFile.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/WithColor.h"
+#include "llvm/Support/Format.h"
 
 using namespace kc;
 namespace cl = llvm::cl;
@@ -30,11 +34,13 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .pnnx.par
 static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout; for --emit=pnnx "
                                                      "the .param, with the .bin beside it)"),
                                        cl::value_desc("file"), cl::init("-"), cl::cat(kcCat));
-enum class Emit { Kc, Pnnx, Dot };
+enum class Emit { Kc, Pnnx, Dot, Summary };
 static cl::opt<Emit> emit("emit", cl::desc("What to write"), cl::init(Emit::Kc),
                           cl::values(clEnumValN(Emit::Kc, "kc", "kc textual IR (default)"),
                                      clEnumValN(Emit::Pnnx, "pnnx", ".pnnx.param + .pnnx.bin"),
-                                     clEnumValN(Emit::Dot, "dot", "a Graphviz graph")),
+                                     clEnumValN(Emit::Dot, "dot", "a Graphviz graph"),
+                                     clEnumValN(Emit::Summary, "summary",
+                                                "op counts, parameters, FLOPs, memory")),
                           cl::cat(kcCat));
 static cl::opt<std::string> pipeline("pass-pipeline", cl::desc("Passes to run, e.g. \"fold-constants,cse\""),
                                      cl::value_desc("pipeline"), cl::cat(kcCat));
@@ -67,16 +73,44 @@ static cl::opt<bool> splitInput("split-input-file",
                                 cl::cat(kcCat));
 static cl::opt<std::string> weights("weights", cl::desc("Weight archive (.pnnx.bin) to use"),
                                     cl::value_desc("file"), cl::cat(kcCat));
+static cl::opt<bool> summary("summary",
+                             cl::desc("Print op counts, parameters, FLOPs and activation memory "
+                                      "instead of the IR (--emit=summary)"),
+                             cl::cat(kcCat));
 
-static int fail(llvm::Error e) {
-  llvm::handleAllErrors(std::move(e), [](const llvm::ErrorInfoBase &info) {
-    std::string msg = info.message();
-    // Messages carry their own `file:line:col: error:`; add the tool's name otherwise.
-    if (msg.find("error:") == std::string::npos)
-      msg = "error: " + msg;
-    llvm::errs() << "kc-opt: " << msg << "\n";
-  });
-  return 1;
+static constexpr const char *kTool = "kc-opt";
+
+/// The input as errors name it.
+static std::string inputName() { return inputFile == "-" ? "<stdin>" : inputFile.getValue(); }
+
+/// An error about the input (or about the file the message names itself).
+static int fail(llvm::Error e) { return tools::reportError(kTool, inputName(), std::move(e)); }
+
+/// The pass pipeline of the command line (-O, then -p).
+static llvm::Error addPipeline(PassManager &pm) {
+  if (optimize)
+    if (auto e = pm.addPipeline(defaultPipeline()))
+      return e;
+  if (!pipeline.empty())
+    if (auto e = pm.addPipeline(pipeline))
+      return e;
+  return llvm::Error::success();
+}
+
+/// The summary, and the activation memory the interpreter plans for it
+/// (which needs the weights and a kernel for every op).
+static void writeSummary(const Module &m, llvm::raw_ostream &os) {
+  printSummary(summarizeModule(m), os);
+  auto cm = rt::CompiledModel::compile(m);
+  if (!cm) {
+    os << "activation memory: not planned: " << llvm::toString(cm.takeError()) << "\n";
+    return;
+  }
+  os << "activation memory: "
+     << llvm::format("%.2f MiB", double((*cm)->arenaBytes()) / (1 << 20))
+     << " planned by kc-run, with buffers reused ("
+     << llvm::format("%.2f MiB", double((*cm)->unplannedBytes()) / (1 << 20))
+     << " without reuse, after fusion); " << (*cm)->numSteps() << " steps\n";
 }
 
 static void listPassCatalog(bool markdown) {
@@ -128,12 +162,8 @@ static llvm::Error processOne(ModulePtr m, llvm::raw_ostream &os) {
   in.printAfter.insert(printAfter.begin(), printAfter.end());
   in.timing = timing;
   in.statistics = statistics;
-  if (optimize)
-    if (auto e = pm.addPipeline(defaultPipeline()))
-      return e;
-  if (!pipeline.empty())
-    if (auto e = pm.addPipeline(pipeline))
-      return e;
+  if (auto e = addPipeline(pm))
+    return e;
   if (auto e = pm.run(*m))
     return e;
   switch (emit) {
@@ -143,6 +173,9 @@ static llvm::Error processOne(ModulePtr m, llvm::raw_ostream &os) {
   case Emit::Dot:
     writeGraphViz(*m, os);
     break;
+  case Emit::Summary:
+    writeSummary(*m, os);
+    break;
   case Emit::Pnnx:
     break;
   }
@@ -150,26 +183,35 @@ static llvm::Error processOne(ModulePtr m, llvm::raw_ostream &os) {
 }
 
 int main(int argc, char **argv) {
-  checkStandardStreamsAtExit("kc-opt");
+  tools::checkStandardStreamsAtExit(kTool);
+  tools::setVersionPrinter(kTool);
   cl::HideUnrelatedOptions(kcCat);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "kc-opt: run kc passes over a PNNX model or kc IR\n\n"
-                              "  kc-opt model.pnnx.param               print the typed IR\n"
-                              "  kc-opt model.pnnx.param -O            optimize, then print\n"
-                              "  kc-opt in.kc -p \"fold-constants,lower-rpn\"\n"
-                              "  kc-opt model.pnnx.param -O --emit=pnnx -o out.pnnx.param\n");
+  tools::parseCommandLine(argc, argv,
+                          "kc-opt: run kc passes over a PNNX model or kc IR\n\n"
+                          "  kc-opt model.pnnx.param               print the typed IR\n"
+                          "  kc-opt model.pnnx.param -O            optimize, then print\n"
+                          "  kc-opt model.pnnx.param -O --summary  ops, parameters, FLOPs, memory\n"
+                          "  kc-opt in.kc -p \"fold-constants,lower-rpn\"\n"
+                          "  kc-opt model.pnnx.param -O --emit=pnnx -o out.pnnx.param\n");
   for (const std::string &p : plugins)
     if (auto e = loadPassPlugin(p))
-      return fail(std::move(e));
+      return tools::reportError(kTool, p, std::move(e));
   if (listPasses || listPassesMd) {
     listPassCatalog(listPassesMd);
     return 0;
   }
+  if (summary)
+    emit = Emit::Summary;
+  // The pipeline is part of the command line: checked before any input is read.
+  {
+    PassManager probe;
+    if (auto e = addPipeline(probe))
+      return tools::reportError(kTool, "", std::move(e));
+  }
 
   if (emit == Emit::Pnnx) {
     if (outputFile == "-")
-      return fail(llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                          "error: --emit=pnnx needs -o FILE.pnnx.param"));
+      return tools::reportError(kTool, "", "--emit=pnnx needs -o FILE.pnnx.param");
     auto m = loadModule(inputFile, weights);
     if (!m)
       return fail(m.takeError());
@@ -182,9 +224,9 @@ int main(int argc, char **argv) {
     if (auto e = exportPnnx(**m, outputFile))
       return fail(std::move(e));
     if (!r->bin)
-      llvm::WithColor::warning(llvm::errs(), "kc-opt")
-          << "weight '" << r->missingWeight << "' has no data; wrote " << outputFile
-          << " without a .bin\n";
+      tools::reportWarning(kTool, inputName(),
+                           "weight '" + r->missingWeight + "' has no data; wrote " + outputFile +
+                               " without a .bin");
     return 0;
   }
 
@@ -202,8 +244,7 @@ int main(int argc, char **argv) {
   // the next chunk runs (as in mlir-opt), the exit status reports any failure.
   auto buf = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
   if (!buf)
-    return fail(llvm::createStringError(buf.getError(), inputFile + ": error: cannot read: " +
-                                                            buf.getError().message()));
+    return fail(llvm::createStringError(buf.getError(), "cannot read: " + buf.getError().message()));
   llvm::SmallVector<llvm::StringRef, 8> chunks;
   (*buf)->getBuffer().split(chunks, "// -----");
   bool failed = false;

@@ -5,7 +5,9 @@
 // saves, times or profiles the outputs.
 //
 //===----------------------------------------------------------------------===//
+#include "../common/Diagnostics.h"
 #include "../common/OpenBlasCore.h"
+#include "../common/ToolVersion.h"
 #include "kc/IR/Op.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/IR/Verifier.h"
@@ -72,17 +74,21 @@ static cl::opt<unsigned> maxMemoryMiB(
     "max-memory", cl::desc("Most activation memory a model may plan, in MiB (default: all RAM)"),
     cl::value_desc("MiB"), cl::init(0), cl::cat(runCat));
 static cl::opt<bool> quiet("q", cl::desc("Print only errors and the bench line"), cl::cat(runCat));
+static cl::list<std::string> plugins("load-pass-plugin",
+                                     cl::desc("Load passes from a shared library (for -p)"),
+                                     cl::value_desc("path"), cl::cat(runCat));
 
 /// More threads than any machine kc runs on has cores; OpenMP would try to
 /// start every one of them.
 constexpr unsigned kMaxThreads = 1024;
 
-static int fail(const llvm::Twine &msg) {
-  std::string m = msg.str();
-  llvm::errs() << "kc-run: " << (m.find("error:") == std::string::npos ? "error: " : "") << m
-               << "\n";
-  return 1;
-}
+static constexpr const char *kTool = "kc-run";
+
+/// An error about the model (or about the file the message names itself).
+static int fail(llvm::Error e) { return tools::reportError(kTool, modelPath, std::move(e)); }
+static int fail(const llvm::Twine &msg) { return tools::reportError(kTool, modelPath, msg); }
+/// A mistake in the command line itself, which concerns no file.
+static int usageError(const llvm::Twine &msg) { return tools::reportError(kTool, "", msg); }
 
 static double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -166,22 +172,69 @@ static bool compare(const rt::Tensor &got, const NpyArray &want, double &maxAbs,
   return ok;
 }
 
+/// One line per op: its shapes, time per run, GFLOP/s and share of the
+/// total; columns as wide as their longest entry.
+static void printProfile(const std::vector<rt::OpProfile> &prof, llvm::raw_ostream &os) {
+  double totalMs = 0, totalFlops = 0;
+  bool allFlops = true;
+  size_t opW = 2, nameW = 4, inW = 5, outW = 6;
+  for (const rt::OpProfile &p : prof) {
+    totalMs += p.totalMs;
+    totalFlops += p.flops.value_or(0);
+    allFlops = allFlops && p.flops;
+    opW = std::max(opW, p.op.size());
+    nameW = std::max(nameW, p.name.size());
+    inW = std::max(inW, p.inputShapes.size());
+    outW = std::max(outW, p.outputShapes.size());
+  }
+  int64_t runs = prof.empty() ? 1 : std::max<int64_t>(prof[0].calls, 1);
+  auto gflops = [&](std::optional<double> flops, double ms) -> std::string {
+    if (!flops || ms <= 0)
+      return "-";
+    return llvm::formatv("{0:F2}", *flops / (ms * 1e6)).str();
+  };
+  auto row = [&](llvm::StringRef op, llvm::StringRef name, llvm::StringRef in, llvm::StringRef out,
+                 llvm::StringRef ms, llvm::StringRef gf, llvm::StringRef share) {
+    std::string line;
+    llvm::raw_string_ostream ls(line);
+    ls << llvm::left_justify(op, opW) << "  " << llvm::left_justify(name, nameW) << "  "
+       << llvm::left_justify(in, inW) << "  " << llvm::left_justify(out, outW) << "  "
+       << llvm::right_justify(ms, 9) << "  " << llvm::right_justify(gf, 8) << "  "
+       << llvm::right_justify(share, 6);
+    os << llvm::StringRef(ls.str()).rtrim() << "\n";
+  };
+  row("op", "name", "input", "output", "ms/run", "GFLOP/s", "share");
+  for (const rt::OpProfile &p : prof) {
+    double ms = p.totalMs / runs;
+    row(p.op, p.name, p.inputShapes, p.outputShapes, llvm::formatv("{0:F3}", ms).str(),
+        gflops(p.flops, ms),
+        llvm::formatv("{0:F1}%", totalMs > 0 ? 100.0 * p.totalMs / totalMs : 0.0).str());
+  }
+  row("total", "", "", "", llvm::formatv("{0:F3}", totalMs / runs).str(),
+      gflops(allFlops ? std::optional<double>(totalFlops) : std::nullopt, totalMs / runs), "");
+}
+
 static int runTool(int argc, char **argv) {
+  tools::setVersionPrinter(kTool);
   cl::HideUnrelatedOptions(runCat);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "kc-run: execute a PNNX model with kc's interpreter\n\n"
-                              "  kc-run model.pnnx.param                     random inputs\n"
-                              "  kc-run model.pnnx.param -i in0.npy --expect out0.npy\n"
-                              "  kc-run model.pnnx.param -O --bench 50 --threads 2\n");
+  tools::parseCommandLine(argc, argv,
+                          "kc-run: execute a PNNX model with kc's interpreter\n\n"
+                          "  kc-run model.pnnx.param                     random inputs\n"
+                          "  kc-run model.pnnx.param -i in0.npy --expect out0.npy\n"
+                          "  kc-run model.pnnx.param -O --bench 50 --threads 2\n"
+                          "  kc-run model.pnnx.param --load-pass-plugin=P.so -p my-pass\n");
+  for (const std::string &p : plugins)
+    if (auto e = loadPassPlugin(p))
+      return tools::reportError(kTool, p, std::move(e));
   auto &os = llvm::outs();
   // Counts are unsigned (cl::opt refuses a sign); tolerances are checked
   // here: a negative or NaN one would make every comparison fail or pass.
   for (const cl::opt<double> *tol : {&relTol, &absTol})
     if (!(tol->getValue() >= 0 && std::isfinite(tol->getValue())))
-      return fail("--" + tol->ArgStr + " must be a non-negative number, got " +
+      return usageError("--" + tol->ArgStr + " must be a non-negative number, got " +
                   llvm::formatv("{0}", tol->getValue()).str());
   if (threads > kMaxThreads)
-    return fail("--threads=" + llvm::Twine(threads.getValue()) + " is more than the limit of " +
+    return usageError("--threads=" + llvm::Twine(threads.getValue()) + " is more than the limit of " +
                 llvm::Twine(kMaxThreads));
   if (listOps) {
     os << "| op | also imported as | runs in kc-run |\n|---|---|---|\n";
@@ -197,27 +250,28 @@ static int runTool(int argc, char **argv) {
     return 0;
   }
   if (modelPath.empty())
-    return fail("no model given (kc-run MODEL.pnnx.param; see --help)");
-  auto t0 = std::chrono::steady_clock::now();
-  auto m = loadModule(modelPath);
-  if (!m)
-    return fail(llvm::toString(m.takeError()));
-  if (auto e = inferTypes(**m))
-    return fail(llvm::toString(std::move(e)));
-  if (auto e = verifyModule(**m))
-    return fail(llvm::toString(std::move(e)));
-  double loadMs = msSince(t0);
-  auto t1 = std::chrono::steady_clock::now();
+    return tools::reportError(kTool, "", "no model given (kc-run MODEL.pnnx.param; see --help)");
+  // The pipeline is part of the command line: checked before the model is read.
   PassManager pm;
   pm.instrumentation().verifyEach = false;
   if (optimize)
     if (auto e = pm.addPipeline(defaultPipeline()))
-      return fail(llvm::toString(std::move(e)));
+      return tools::reportError(kTool, "", std::move(e));
   if (!pipeline.empty())
     if (auto e = pm.addPipeline(pipeline))
-      return fail(llvm::toString(std::move(e)));
+      return tools::reportError(kTool, "", std::move(e));
+  auto t0 = std::chrono::steady_clock::now();
+  auto m = loadModule(modelPath);
+  if (!m)
+    return fail(m.takeError());
+  if (auto e = inferTypes(**m))
+    return fail(std::move(e));
+  if (auto e = verifyModule(**m))
+    return fail(std::move(e));
+  double loadMs = msSince(t0);
+  auto t1 = std::chrono::steady_clock::now();
   if (auto e = pm.run(**m))
-    return fail(llvm::toString(std::move(e)));
+    return fail(std::move(e));
   rt::CompileOptions copts;
   copts.numThreads = int(threads);
   copts.profile = profileOps;
@@ -225,7 +279,7 @@ static int runTool(int argc, char **argv) {
   copts.maxMemoryBytes = size_t(maxMemoryMiB) << 20;
   auto cm = rt::CompiledModel::compile(**m, copts);
   if (!cm)
-    return fail(modelPath + ": error: " + llvm::toString(cm.takeError()));
+    return fail(cm.takeError());
   double compileMs = msSince(t1);
 
   auto specs = (*cm)->inputSpecs();
@@ -237,7 +291,7 @@ static int runTool(int argc, char **argv) {
     for (size_t i = 0; i < specs.size(); ++i) {
       auto t = tensorFromNpy(inputFiles[i], specs[i], i);
       if (!t)
-        return fail(llvm::toString(t.takeError()));
+        return tools::reportError(kTool, inputFiles[i], t.takeError());
       inputs.push_back(std::move(*t));
     }
   } else {
@@ -248,7 +302,7 @@ static int runTool(int argc, char **argv) {
 
   auto outs = (*cm)->run(inputs);
   if (!outs)
-    return fail(modelPath + ": error: " + llvm::toString(outs.takeError()));
+    return fail(outs.takeError());
 
   if (!quiet) {
     os << "model: " << modelPath << " (" << (*cm)->numSteps() << " steps, load "
@@ -256,7 +310,8 @@ static int runTool(int argc, char **argv) {
        << " ms, " << rt::kernelIsa() << " kernels)\n";
     os << "activation memory: " << llvm::format("%.2f", (*cm)->arenaBytes() / 1048576.0)
        << " MiB planned (" << llvm::format("%.2f", (*cm)->unplannedBytes() / 1048576.0)
-       << " MiB without reuse)\n";
+       << " MiB without reuse) + " << llvm::format("%.2f", (*cm)->workspaceBytes() / 1048576.0)
+       << " MiB kernel scratch\n";
     for (size_t i = 0; i < outs->size(); ++i) {
       const rt::Tensor &t = (*outs)[i];
       os << "output " << i << ": " << dtypeName(t.dtype()) << rt::shapeToString(t.shape());
@@ -292,7 +347,7 @@ static int runTool(int argc, char **argv) {
     for (size_t i = 0; i < outs->size(); ++i) {
       auto want = readNpy(expectFiles[i]);
       if (!want)
-        return fail(llvm::toString(want.takeError()));
+        return tools::reportError(kTool, expectFiles[i], want.takeError());
       double maxAbs = 0;
       std::string why;
       bool ok = compare((*outs)[i], *want, maxAbs, why);
@@ -307,7 +362,7 @@ static int runTool(int argc, char **argv) {
 
   if (!outputDir.empty()) {
     if (auto ec = llvm::sys::fs::create_directories(outputDir))
-      return fail(outputDir + ": error: " + ec.message());
+      return tools::reportError(kTool, outputDir, ec.message());
     for (size_t i = 0; i < outs->size(); ++i) {
       const rt::Tensor &t = (*outs)[i];
       NpyArray a;
@@ -317,20 +372,20 @@ static int runTool(int argc, char **argv) {
                     static_cast<const uint8_t *>(t.raw()) + t.nbytes());
       std::string path = (outputDir + "/out" + llvm::Twine(i) + ".npy").str();
       if (auto e = writeNpy(path, a))
-        return fail(llvm::toString(std::move(e)));
+        return tools::reportError(kTool, path, std::move(e));
     }
   }
 
   if (benchRuns > 0) {
     for (unsigned i = 0; i < warmup; ++i)
       if (auto r = (*cm)->run(inputs); !r)
-        return fail(llvm::toString(r.takeError()));
+        return fail(r.takeError());
     std::vector<double> times;
     for (unsigned i = 0; i < benchRuns; ++i) {
       auto s = std::chrono::steady_clock::now();
       auto r = (*cm)->run(inputs);
       if (!r)
-        return fail(llvm::toString(r.takeError()));
+        return fail(r.takeError());
       times.push_back(msSince(s));
     }
     std::sort(times.begin(), times.end());
@@ -341,30 +396,19 @@ static int runTool(int argc, char **argv) {
        << " max=" << llvm::format("%.3f", times.back()) << "\n";
   }
 
-  if (profileOps) {
-    auto prof = (*cm)->profile();
-    double total = 0;
-    for (auto &p : prof)
-      total += p.totalMs;
-    os << "op                           name                                 ms/run   share\n";
-    int64_t runs = prof.empty() ? 1 : std::max<int64_t>(prof[0].calls, 1);
-    for (auto &p : prof)
-      os << llvm::format("%-28s %-32s %10.3f %6.1f%%\n", p.op.c_str(), p.name.c_str(),
-                         p.totalMs / runs, total > 0 ? 100.0 * p.totalMs / total : 0.0);
-    os << llvm::format("%-61s %10.3f\n", static_cast<const char *>("total"), total / runs);
-  }
+  if (profileOps)
+    printProfile((*cm)->profile(), os);
   return status;
 }
 
 int main(int argc, char **argv) {
   kc::tools::reexecForOpenBlasCore(argv);
-  checkStandardStreamsAtExit("kc-run");
+  tools::checkStandardStreamsAtExit(kTool);
   // Plans are checked against the memory limit; this catches what is not
   // planned (inputs, outputs, weights) when the machine runs out.
   try {
     return runTool(argc, argv);
   } catch (const std::bad_alloc &) {
-    llvm::errs() << "kc-run: error: out of memory\n";
-    return 1;
+    return fail("out of memory");
   }
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kc/IR/Module.h"
+#include "kc/IR/Uses.h" // countUses
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -16,10 +17,6 @@ namespace kc {
 /// still refer to the old function nodes: point them at the module's current
 /// definitions.
 void rebindFunctionCalls(Module &m);
-
-/// How many times each node of `fn`'s body is used as an operand (the body
-/// itself counts one use, by the return).
-llvm::DenseMap<const ExprNode *, unsigned> countUses(const Function &fn);
 
 /// Rewrites `main` with `mutate` (an ExprMutator-like callable taking and
 /// returning the body) and installs the result.

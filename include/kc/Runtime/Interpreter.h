@@ -13,18 +13,21 @@
 
 #include "kc/IR/Module.h"
 #include "kc/Runtime/OpKernel.h"
+#include "kc/Runtime/Schedule.h"
 #include "kc/Runtime/Tensor.h"
 
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace kc::rt {
 
 struct CompileOptions {
-  /// Threads for kernels and BLAS; 0 keeps the current setting.
+  /// Threads for kernels and BLAS; 0 keeps the current setting. Set on the
+  /// thread that compiles and, when it differs, on the thread that runs.
   int numThreads = 0;
   /// Record the time of every step (see CompiledModel::profile()).
   bool profile = false;
@@ -38,16 +41,15 @@ struct CompileOptions {
   size_t maxMemoryBytes = 0;
 };
 
-struct TensorSpec {
-  std::string name;
-  DType dtype = DType::F32;
-  Shape shape;
-};
-
 struct OpProfile {
   std::string op, name;
+  /// Shapes of the step's inputs and outputs, e.g. `f32[1,3,32,32]`, comma-separated.
+  std::string inputShapes, outputShapes;
   double totalMs = 0;
   int64_t calls = 0;
+  /// Floating-point operations of one call (kc/IR/OpCost.h), when known
+  /// and the model was compiled with CompileOptions::profile.
+  std::optional<double> flops;
 };
 
 class CompiledModel {
@@ -68,7 +70,8 @@ public:
   size_t unplannedBytes() const;
   size_t workspaceBytes() const;
   size_t numSteps() const;
-  /// Per-op time accumulated over the runs so far, sorted by time.
+  /// Per-op shapes, FLOPs and time accumulated over the runs so far (with
+  /// CompileOptions::profile), sorted by time.
   std::vector<OpProfile> profile() const;
 
 private:

@@ -3,10 +3,10 @@
 
 namespace kc::rt {
 
-/// The instruction set the GEMM kernels use in this process: "avx512" on
-/// cores with AVX-512 F, DQ, BW and VL, unless the environment variable
-/// KC_ISA is "avx2"; "avx2" elsewhere; "scalar" in a portable build
-/// (KC_NATIVE off). Fixed at the first call.
+/// The instruction set of the micro-kernels this process uses: "avx512" on
+/// cores with AVX-512 F, DQ, BW and VL, "avx2" on cores with AVX2 and FMA,
+/// else "scalar"; the environment variable KC_ISA ("scalar", "avx2",
+/// "avx512") picks a narrower one. Fixed at the first call.
 const char *kernelIsa();
 
 } // namespace kc::rt

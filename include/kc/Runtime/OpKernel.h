@@ -12,6 +12,7 @@
 
 #include "kc/IR/Expr.h"
 #include "kc/IR/Op.h"
+#include "kc/Runtime/Activation.h"
 #include "kc/Runtime/Tensor.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -42,6 +43,16 @@ public:
   /// flatten, squeeze), returns i: the planner then aliases instead of
   /// copying. -1 otherwise.
   virtual int viewOfInput() const { return -1; }
+
+  // Fusion hooks, offered by the schedule (kc/Runtime/Schedule.h).
+
+  /// Takes `a` into this kernel's epilogue, applied to its only output;
+  /// false if it cannot, and the activation then runs as its own step.
+  virtual bool fuseActivation(const Activation &a) { return false; }
+  /// Offered `next`, the kernel of this kernel's only reader: a kernel
+  /// doing the work of both (reading this one's inputs, writing what
+  /// `next` would have) where the two run better as one, else null.
+  virtual std::unique_ptr<OpKernel> absorb(OpKernel &next) { return nullptr; }
 };
 
 /// Information a factory gets besides the call.

@@ -30,12 +30,7 @@ llvm::Error writeOutputFile(llvm::StringRef path,
 /// writeOutputFile with fixed contents.
 llvm::Error writeOutputFile(llvm::StringRef path, llvm::ArrayRef<uint8_t> bytes);
 llvm::Error writeOutputFile(llvm::StringRef path, llvm::StringRef text);
-
-/// For tools that print to standard output: at exit, a failed write to
-/// stdout is reported as `tool: error: <stdout>: cannot write: <reason>` and
-/// the exit status becomes 1; a failed write to stderr is dropped (there is
-/// nowhere to report it). Either way the process exits instead of aborting.
-/// Call once, early in main.
-void checkStandardStreamsAtExit(const char *toolName);
+/// Tools check their standard output at exit with
+/// tools::checkStandardStreamsAtExit (tools/common/Diagnostics.h).
 
 } // namespace kc

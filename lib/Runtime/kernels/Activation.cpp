@@ -1,5 +1,6 @@
 //===- Activation.cpp - Elementwise activations and softmax ---------------===//
-#include "KernelUtils.h"
+#include "Epilogue.h"
+#include "CallInfo.h"
 
 namespace kc::rt {
 namespace {
@@ -64,10 +65,21 @@ float logsigmoid(float x, const float *) {
 }
 float tanhshrink(float x, const float *) { return x - std::tanh(x); }
 
-#define KC_UNARY_KERNEL(ID, OP, FN)                                                                \
+/// The float attributes `names` (with their defaults) of call c.
+std::vector<float> params(const CallNode &c,
+                          std::initializer_list<std::pair<const char *, double>> names) {
+  std::vector<float> r;
+  for (auto [name, dflt] : names)
+    r.push_back(float(c.attrs().getFloat(name, dflt)));
+  return r;
+}
+
+/// Registers activation FN for op OP; its parameters, if any, are float
+/// attributes {name, default}.
+#define KC_UNARY_KERNEL(ID, OP, FN, ...)                                                           \
   llvm::Expected<std::unique_ptr<OpKernel>> make_##ID(const CallNode &c,                           \
                                                        const KernelBuildContext &) {               \
-    return unary<FN>(c, {});                                                                       \
+    return unary<FN>(c, params(c, {__VA_ARGS__}));                                                 \
   }                                                                                                \
   KC_REGISTER_KERNEL(ID, OP, make_##ID)
 
@@ -94,34 +106,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGelu(const CallNode &c, const Kern
 }
 KC_REGISTER_KERNEL(gelu, "nn.GELU", makeGelu);
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeLeaky(const CallNode &c, const KernelBuildContext &) {
-  return unary<leaky>(c, {float(c.attrs().getFloat("negative_slope", 0.01))});
-}
-KC_REGISTER_KERNEL(leakyrelu, "nn.LeakyReLU", makeLeaky);
-
-llvm::Expected<std::unique_ptr<OpKernel>> makeElu(const CallNode &c, const KernelBuildContext &) {
-  return unary<elu>(c, {float(c.attrs().getFloat("alpha", 1.0))});
-}
-KC_REGISTER_KERNEL(elu, "nn.ELU", makeElu);
-
-llvm::Expected<std::unique_ptr<OpKernel>> makeCelu(const CallNode &c, const KernelBuildContext &) {
-  return unary<celu>(c, {float(c.attrs().getFloat("alpha", 1.0))});
-}
-KC_REGISTER_KERNEL(celu, "nn.CELU", makeCelu);
-
-llvm::Expected<std::unique_ptr<OpKernel>> makeHardtanh(const CallNode &c,
-                                                       const KernelBuildContext &) {
-  return unary<hardtanh>(c, {float(c.attrs().getFloat("min_val", -1.0)),
-                             float(c.attrs().getFloat("max_val", 1.0))});
-}
-KC_REGISTER_KERNEL(hardtanh, "nn.Hardtanh", makeHardtanh);
-
-llvm::Expected<std::unique_ptr<OpKernel>> makeSoftplus(const CallNode &c,
-                                                       const KernelBuildContext &) {
-  return unary<softplus>(c, {float(c.attrs().getFloat("beta", 1.0)),
-                             float(c.attrs().getFloat("threshold", 20.0))});
-}
-KC_REGISTER_KERNEL(softplus, "nn.Softplus", makeSoftplus);
+KC_UNARY_KERNEL(leakyrelu, "nn.LeakyReLU", leaky, {"negative_slope", 0.01});
+KC_UNARY_KERNEL(elu, "nn.ELU", elu, {"alpha", 1.0});
+KC_UNARY_KERNEL(celu, "nn.CELU", celu, {"alpha", 1.0});
+KC_UNARY_KERNEL(hardtanh, "nn.Hardtanh", hardtanh, {"min_val", -1.0}, {"max_val", 1.0});
+KC_UNARY_KERNEL(softplus, "nn.Softplus", softplus, {"beta", 1.0}, {"threshold", 20.0});
 
 /// PReLU: one learned slope, or one per channel (dim 1).
 class PReluKernel final : public OpKernel {

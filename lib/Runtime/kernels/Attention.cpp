@@ -7,7 +7,9 @@
 // a large head's are sgemm calls on strided head slices.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtils.h"
+#include "Blas.h"
+#include "Epilogue.h"
+#include "CallInfo.h"
 #include "PackedGemm.h"
 
 #include <cblas.h>
@@ -25,8 +27,12 @@ public:
         needWeights_(needWeights), wq_(std::move(wq)), wk_(std::move(wk)), wv_(std::move(wv)),
         bin_(std::move(bin)), wo_(std::move(wo)), bo_(std::move(bo)) {}
 
+  /// Q, K, V, O, the scores, a head of K transposed, then the rows of a
+  /// projection's input as strips for the panel kernel.
   size_t workspaceBytes() const override {
-    return size_t(2 * L_ * E_ + 2 * S_ * E_ + L_ * S_ + 3 * std::max(L_, S_) * E_) * sizeof(float);
+    return (size_t(2 * L_ * E_ + 2 * S_ * E_ + L_ * S_ + 3 * std::max(L_, S_) * E_) +
+            projectionScratch()) *
+           sizeof(float);
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
@@ -37,6 +43,7 @@ public:
     float *ws = static_cast<float *>(ctx.workspace);
     float *Q = ws, *K = Q + L_ * E_, *V = K + S_ * E_, *O = V + S_ * E_, *P = O + L_ * E_;
     float *gather = P + L_ * S_; // a head of K, transposed (small heads)
+    float *strips = ws + (2 * L_ * E_ + 2 * S_ * E_ + L_ * S_ + 3 * std::max(L_, S_) * E_);
     int64_t d = E_ / H_;
     float scale = 1.f / std::sqrt(float(d));
     const float *bq = bin_.numel() ? bin_.data<float>() : nullptr;
@@ -52,9 +59,9 @@ public:
       const float *qb = batchFirst_ ? q + b * L_ * E_ : rows(q);
       const float *kb = batchFirst_ ? k + b * S_ * E_ : rows(k);
       const float *vb = batchFirst_ ? v + b * S_ * E_ : rows(v);
-      project(qb, ld, L_, 0, bq, Q, E_);
-      project(kb, ld, S_, 1, bq ? bq + E_ : nullptr, K, E_);
-      project(vb, ld, S_, 2, bq ? bq + 2 * E_ : nullptr, V, E_);
+      project(qb, ld, L_, 0, bq, Q, E_, strips);
+      project(kb, ld, S_, 1, bq ? bq + E_ : nullptr, K, E_, strips);
+      project(vb, ld, S_, 2, bq ? bq + 2 * E_ : nullptr, V, E_, strips);
       bool small = L_ * S_ * d <= kSmallHead;
       for (int64_t h = 0; h < H_; ++h) {
         if (small)
@@ -84,7 +91,7 @@ public:
       }
       // Output projection, written straight into the result's rows.
       float *yb = batchFirst_ ? y + b * L_ * E_ : y + b * E_;
-      project(O, E_, L_, 3, bo_.numel() ? bo_.data<float>() : nullptr, yb, ld);
+      project(O, E_, L_, 3, bo_.numel() ? bo_.data<float>() : nullptr, yb, ld, strips);
     }
   }
 
@@ -94,10 +101,15 @@ private:
   /// 16-token, 16-wide head.
   static constexpr int64_t kSmallHead = 16384;
 
+  size_t projectionScratch() const {
+    int64_t rows = std::max(L_, S_);
+    return rows <= kPackedRowsMax ? packedColumnsScratch(E_, rows) : 0;
+  }
+
   /// out (rows × E, leading dimension ldo) = x Wᵀ + bias for projection
   /// `which` (0-2: query, key, value; 3: output).
   void project(const float *x, int64_t ld, int64_t rows, int which, const float *bias, float *out,
-               int64_t ldo) {
+               int64_t ldo, float *strips) {
     const Tensor &w = which == 0 ? wq_ : which == 1 ? wk_ : which == 2 ? wv_ : wo_;
     if (rows <= kPackedRowsMax) {
       Tensor &p = packed_[which];
@@ -105,7 +117,7 @@ private:
         p = Tensor::empty(DType::F32, {int64_t(packedSize(E_, E_))});
         packRows(w.data<float>(), E_, E_, E_, p.data<float>());
       }
-      gemmPackedRows(p.data<float>(), E_, E_, x, ld, rows, out, ldo);
+      gemmPackedRows(p.data<float>(), E_, E_, x, ld, rows, out, ldo, strips);
     } else {
       sgemm(false, true, int(rows), int(E_), int(E_), 1.f, x, int(ld), w.data<float>(), int(E_),
             0.f, out, int(ldo));
@@ -178,18 +190,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c, const Kerne
     return kernelError(c, "add_bias_kv/add_zero_attn are not supported");
   int64_t B = bf ? (*q)[0] : (*q)[1], L = bf ? (*q)[1] : (*q)[0];
   int64_t S = bf ? (*kv)[1] : (*kv)[0];
-  auto win = weightTensor(c, "in_proj_weight", true);
-  if (!win)
-    return win.takeError();
-  auto bin = weightTensor(c, "in_proj_bias", false);
-  if (!bin)
-    return bin.takeError();
-  auto wo = weightTensor(c, "out_proj.weight", true);
-  if (!wo)
-    return wo.takeError();
-  auto bo = weightTensor(c, "out_proj.bias", false);
-  if (!bo)
-    return bo.takeError();
+  Tensor winT, binT, woT, boT;
+  if (llvm::Error e = takeWeights(c, {{"in_proj_weight", &winT, true},
+                                      {"in_proj_bias", &binT},
+                                      {"out_proj.weight", &woT, true},
+                                      {"out_proj.bias", &boT}}))
+    return std::move(e);
+  Tensor *win = &winT, *bin = &binT, *wo = &woT, *bo = &boT;
   if (win->numel() != 3 * E * E || wo->numel() != E * E)
     return kernelError(c, "projection weights do not match embed_dim=" + llvm::Twine(E));
   auto slice = [&](int i) {

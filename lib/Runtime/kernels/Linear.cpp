@@ -6,7 +6,9 @@
 // stores it) read transposed in place.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtils.h"
+#include "Blas.h"
+#include "Epilogue.h"
+#include "CallInfo.h"
 #include "PackedGemm.h"
 
 #include <algorithm>
@@ -24,8 +26,15 @@ public:
       : rows_(rows), in_(in), out_(out), w_(std::move(w)), b_(std::move(b)),
         mapped_(std::move(mapped)) {}
 
+  /// The rows of x as strips of B, for the panel kernel.
+  size_t workspaceBytes() const override {
+    return rows_ > kGemvRows && rows_ <= kPackedRowsMax
+               ? packedColumnsScratch(in_, rows_) * sizeof(float)
+               : 0;
+  }
+
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &ctx) override {
     float *y = out[0]->data<float>();
     const float *x = in[0]->data<float>();
     if (in_ == 0) {
@@ -36,7 +45,8 @@ public:
     } else if (rows_ <= kPackedRowsMax) {
       if (!packed_.defined())
         packWeight();
-      gemmPackedRows(packed_.data<float>(), out_, in_, x, in_, rows_, y, out_);
+      gemmPackedRows(packed_.data<float>(), out_, in_, x, in_, rows_, y, out_,
+                     static_cast<float *>(ctx.workspace));
     } else {
       sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w_.data<float>(), in_, 0.f, y, out_);
     }
@@ -87,12 +97,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const Ke
   auto x = inputShape(c, 0);
   if (!x)
     return x.takeError();
-  auto w = weightTensor(c, "weight", true, WeightUse::ReadOnly);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
+  Tensor wT, bT;
+  if (llvm::Error e =
+          takeWeights(c, {{"weight", &wT, true, WeightUse::ReadOnly}, {"bias", &bT}}))
+    return std::move(e);
+  Tensor *w = &wT, *b = &bT;
   if (x->empty() || w->rank() != 2 || w->dim(1) != x->back())
     return kernelError(c, "input " + shapeToString(*x) + " does not match weight " +
                               shapeToString(w->shape()));

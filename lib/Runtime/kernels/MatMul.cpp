@@ -4,7 +4,8 @@
 // leading (batch) dims broadcast. One sgemm per batch entry.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtils.h"
+#include "Blas.h"
+#include "CallInfo.h"
 
 #include <cblas.h>
 
@@ -66,15 +67,13 @@ private:
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeMatMul(const CallNode &c, const KernelBuildContext &) {
-  auto a = inputShape(c, 0);
-  if (!a)
-    return a.takeError();
+  auto io = callShapes(c);
+  if (!io)
+    return io.takeError();
   auto b = inputShape(c, 1);
   if (!b)
     return b.takeError();
-  auto o = outputShape(c);
-  if (!o)
-    return o.takeError();
+  const std::vector<int64_t> *a = &io->in, *o = &io->out;
   if (a->empty() || b->empty())
     return kernelError(c, "operands must have at least one dim");
   int64_t ka = a->back(), kb = b->size() == 1 ? (*b)[0] : (*b)[b->size() - 2];

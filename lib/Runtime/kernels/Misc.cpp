@@ -1,5 +1,6 @@
 //===- Misc.cpp - pad, clamp, pixel shuffle, dtype conversion -------------===//
-#include "KernelUtils.h"
+#include "CallInfo.h"
+#include "Parallel.h"
 
 #include "kc/Support/FloatToInt.h"
 
@@ -57,13 +58,8 @@ private:
   float value_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makePad(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makePad(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> *in = &io.in, *out = &io.out;
   std::vector<int64_t> pad = c.attrs().getInts("pad", c.attrs().getInts("padding"));
   if (pad.size() % 2 || pad.size() / 2 > in->size())
     return kernelError(c, "pad must hold pairs for at most " + llvm::Twine(in->size()) + " dims");
@@ -77,7 +73,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePad(const CallNode &c, const Kerne
   double value = c.attrs().getFloat("value", 0.0);
   return std::unique_ptr<OpKernel>(new PadKernel(*in, *out, before, mode, float(value)));
 }
-KC_REGISTER_KERNEL(pad, "F.pad", makePad);
+KC_REGISTER_KERNEL(pad, "F.pad", withShapes<makePad>);
 
 class ClampKernel final : public OpKernel {
 public:

@@ -1,6 +1,7 @@
 //===- Norm.cpp - Batch, layer, group and instance normalization ----------===//
-#include "KernelUtils.h"
-#include "VecMath.h"
+#include "CallInfo.h"
+#include "Parallel.h"
+#include "../ukernels/MicroKernels.h"
 
 namespace kc::rt {
 namespace {
@@ -38,18 +39,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeBatchNorm(const CallNode &c,
   if (s->size() < 2)
     return kernelError(c, "expects (N, C, ...), got " + shapeToString(*s));
   int64_t C = (*s)[1];
-  auto mean = weightTensor(c, "running_mean", true);
-  if (!mean)
-    return mean.takeError();
-  auto var = weightTensor(c, "running_var", true);
-  if (!var)
-    return var.takeError();
-  auto w = weightTensor(c, "weight", false);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
+  Tensor meanT, varT, wT, bT;
+  if (llvm::Error e = takeWeights(c, {{"running_mean", &meanT, true},
+                                      {"running_var", &varT, true},
+                                      {"weight", &wT},
+                                      {"bias", &bT}}))
+    return std::move(e);
+  Tensor *mean = &meanT, *var = &varT, *w = &wT, *b = &bT;
   if (mean->numel() != C || var->numel() != C || (w->defined() && w->numel() && w->numel() != C) ||
       (b->defined() && b->numel() && b->numel() != C))
     return kernelError(c, "statistics do not have " + llvm::Twine(C) + " channels");
@@ -69,43 +65,11 @@ KC_REGISTER_KERNEL(bn1d, "nn.BatchNorm1d", makeBatchNorm);
 KC_REGISTER_KERNEL(bn2d, "nn.BatchNorm2d", makeBatchNorm);
 KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", makeBatchNorm);
 
-/// Mean and variance of n floats, summed in double: 8 floats per step
-/// into 8 double accumulators, where one running sum waits on each add in
-/// turn (tiny_transformer's LayerNorms over rows of 64 took 10 % of it).
+/// Mean and variance of n floats, summed in double (f32_mean_variance).
 std::pair<double, double> meanVariance(const float *x, int64_t n) {
-  double sum = 0, sq = 0;
-  int64_t i = 0;
-#ifdef KC_HAVE_VEC8
-  __m256d s0 = _mm256_setzero_pd(), s1 = s0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_loadu_ps(x + i);
-    s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-    s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-  }
-  alignas(32) double lanes[4];
-  _mm256_store_pd(lanes, _mm256_add_pd(s0, s1));
-  sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-#endif
-  for (; i < n; ++i)
-    sum += x[i];
-  double mean = sum / double(n);
-  i = 0;
-#ifdef KC_HAVE_VEC8
-  const __m256d m = _mm256_set1_pd(mean);
-  s0 = _mm256_setzero_pd(), s1 = s0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_loadu_ps(x + i);
-    __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), m);
-    __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), m);
-    s0 = _mm256_fmadd_pd(d0, d0, s0);
-    s1 = _mm256_fmadd_pd(d1, d1, s1);
-  }
-  _mm256_store_pd(lanes, _mm256_add_pd(s0, s1));
-  sq = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-#endif
-  for (; i < n; ++i)
-    sq += (x[i] - mean) * (x[i] - mean);
-  return {mean, sq / double(n)};
+  double mean, var;
+  uk::microKernels().meanVariance(x, n, &mean, &var);
+  return {mean, var};
 }
 
 /// Normalizes groups of `len` consecutive values (a row of LayerNorm, a
@@ -164,6 +128,14 @@ private:
   int64_t channels_, inner_;
 };
 
+/// The optional affine weight and bias of a normalization.
+llvm::Expected<std::pair<Tensor, Tensor>> affineWeights(const CallNode &c) {
+  std::pair<Tensor, Tensor> wb;
+  if (llvm::Error e = takeWeights(c, {{"weight", &wb.first}, {"bias", &wb.second}}))
+    return std::move(e);
+  return wb;
+}
+
 llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c,
                                                         const KernelBuildContext &) {
   auto s = inputShape(c, 0);
@@ -174,12 +146,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c,
       !std::equal(ns.begin(), ns.end(), s->end() - ns.size()))
     return kernelError(c, "normalized_shape " + shapeToString(ns) + " does not end " +
                               shapeToString(*s));
-  auto w = weightTensor(c, "weight", false);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
+  auto wb = affineWeights(c);
+  if (!wb)
+    return wb.takeError();
+  Tensor *w = &wb->first, *b = &wb->second;
   int64_t len = numElements(ns);
   return std::unique_ptr<OpKernel>(new RowNormKernel(numElements(*s) / len, len,
                                                      float(c.attrs().getFloat("eps", 1e-5)),
@@ -196,12 +166,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGroupNorm(const CallNode &c,
   if (s->size() < 2 || G <= 0 || (*s)[1] % G)
     return kernelError(c, "num_groups=" + llvm::Twine(G) + " does not divide the channels of " +
                               shapeToString(*s));
-  auto w = weightTensor(c, "weight", false);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
+  auto wb = affineWeights(c);
+  if (!wb)
+    return wb.takeError();
+  Tensor *w = &wb->first, *b = &wb->second;
   int64_t C = (*s)[1], inner = numElements(*s) / ((*s)[0] * C);
   int64_t len = C / G * inner;
   return std::unique_ptr<OpKernel>(new RowNormKernel((*s)[0] * G, len,
@@ -220,12 +188,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeInstanceNorm(const CallNode &c,
   // With running statistics PyTorch normalizes like batch norm in eval mode.
   if (c.attrs().getBool("track_running_stats", false) && c.weight("running_mean"))
     return makeBatchNorm(c, ctx);
-  auto w = weightTensor(c, "weight", false);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false);
-  if (!b)
-    return b.takeError();
+  auto wb = affineWeights(c);
+  if (!wb)
+    return wb.takeError();
+  Tensor *w = &wb->first, *b = &wb->second;
   int64_t C = (*s)[1], inner = numElements(*s) / ((*s)[0] * C);
   return std::unique_ptr<OpKernel>(new RowNormKernel((*s)[0] * C, inner,
                                                      float(c.attrs().getFloat("eps", 1e-5)),

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "../ukernels/MicroKernels.h"
+
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cstddef>
@@ -15,8 +17,8 @@
 
 namespace kc::rt {
 
-/// Rows per panel of a packed left operand.
-constexpr int64_t kPanelRows = 16;
+using uk::kColumnStrip;
+using uk::kPanelRows;
 
 /// Floats a packed M×K operand takes (M rounded up to whole panels).
 inline size_t packedSize(int64_t M, int64_t K) {
@@ -59,33 +61,39 @@ void packRowBlocks(const float *A, int64_t lda, int64_t M, int64_t K, int64_t bl
 /// (packedSize(M, K) floats); rows past M are zero.
 void packRows(const float *A, int64_t lda, int64_t M, int64_t K, float *out);
 
-/// Columns of B per strip of the packed-B form gemmPackedFewColumns uses.
-constexpr int64_t kColumnStrip = 6;
-
 /// Writes columns [n0, n0 + cols) of B (cols ≤ kColumnStrip) as a strip:
 /// K groups of kColumnStrip floats, zeros past `cols`. Called from several
 /// threads at once, for different strips.
 using ColumnStripFn = llvm::function_ref<void(int64_t n0, int64_t cols, float *strip)>;
 
+/// Floats of scratch the products below need for N columns (rows of X)
+/// and depth K: B as strips of 6 columns.
+inline size_t packedColumnsScratch(int64_t K, int64_t N) {
+  return size_t((N + kColumnStrip - 1) / kColumnStrip * kColumnStrip * K);
+}
+
 /// C[M×N] = A·B with A packed, for few columns and a long K (deep
 /// convolution layers): B is produced once as strips of 6 columns by
-/// `fill` (a copy, or patches gathered for a convolution), then the panels
-/// of A are shared out over the OpenMP threads, each streaming its panel
-/// once while the packed B stays in cache.
+/// `fill` (a copy, or patches gathered for a convolution) into `scratch`
+/// (packedColumnsScratch(K, N) floats), then the panels of A are shared
+/// out over at most maxThreads OpenMP threads (0: any), each streaming its
+/// panel once while the packed B stays in cache.
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
-                          ColumnStripFn fill, float *C, int64_t ldc);
+                          ColumnStripFn fill, float *C, int64_t ldc, float *scratch,
+                          int maxThreads = 0);
 
 /// The same with B row-major (leading dimension ldb).
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
-                          int64_t N, float *C, int64_t ldc);
+                          int64_t N, float *C, int64_t ldc, float *scratch);
 
 /// Y[rows × M] (leading dimension ldy) = X[rows × K] (ldx) · Aᵀ with A
 /// (M × K) packed: a linear layer on few rows (a small transformer's
 /// tokens), where sgemm would pack the whole weight again on every call.
 /// The rows of X are packed as strips of 6 columns and each 16 × 6 block is
-/// stored transposed, as 6 runs of 16 outputs.
+/// stored transposed, as 6 runs of 16 outputs. `scratch` holds
+/// packedColumnsScratch(K, rows) floats.
 void gemmPackedRows(const float *packedA, int64_t M, int64_t K, const float *X, int64_t ldx,
-                    int64_t rows, float *Y, int64_t ldy);
+                    int64_t rows, float *Y, int64_t ldy, float *scratch);
 
 /// Rows up to which linear layers and attention projections use
 /// gemmPackedRows; longer inputs amortize sgemm's own packing.

@@ -21,11 +21,22 @@ inline bool useThreads(bool worthIt = true) {
   return worthIt && omp_get_max_threads() > 1 && !omp_in_parallel();
 }
 
-/// body(i) for i in [0, n): statically shared over the threads when
-/// useThreads(worthIt), else a plain loop on the calling thread.
-template <class Body> void parallelFor(int64_t n, bool worthIt, Body &&body) {
-  if (n > 1 && useThreads(worthIt)) {
-#pragma omp parallel for schedule(static)
+/// The team useThreads(worthIt) allows, at most maxThreads (0: any): the
+/// threads a kernel's per-thread scratch was sized for.
+inline int teamSize(bool worthIt, int maxThreads) {
+  if (!useThreads(worthIt))
+    return 1;
+  int t = omp_get_max_threads();
+  return maxThreads > 0 && maxThreads < t ? maxThreads : t;
+}
+
+/// body(i) for i in [0, n): statically shared over a team of
+/// teamSize(worthIt, maxThreads) threads, or a plain loop on the calling
+/// thread.
+template <class Body> void parallelFor(int64_t n, bool worthIt, Body &&body, int maxThreads = 0) {
+  int team = n > 1 ? teamSize(worthIt, maxThreads) : 1;
+  if (team > 1) {
+#pragma omp parallel for schedule(static) num_threads(team)
     for (int64_t i = 0; i < n; ++i)
       body(i);
   } else {
@@ -34,16 +45,22 @@ template <class Body> void parallelFor(int64_t n, bool worthIt, Body &&body) {
   }
 }
 
-/// f() on every thread of a team when useThreads(worthIt), else once on the
-/// calling thread; worksharing loops (`omp for`) inside f share out their
-/// iterations accordingly.
-template <class F> void parallelRegion(bool worthIt, F &&f) {
-  if (useThreads(worthIt)) {
-#pragma omp parallel
+/// f() on every thread of a team of teamSize(worthIt, maxThreads), or once
+/// on the calling thread; worksharing loops (`omp for`) inside f share out
+/// their iterations accordingly.
+template <class F> void parallelRegion(bool worthIt, int maxThreads, F &&f) {
+  int team = teamSize(worthIt, maxThreads);
+  if (team > 1) {
+#pragma omp parallel num_threads(team)
     f();
   } else {
     f();
   }
 }
+
+/// Scratch a kernel needs on each of `threads` threads, in one planned
+/// buffer: slices of `floats` rounded up to whole cache lines, so that two
+/// threads never write one line.
+inline int64_t perThreadFloats(int64_t floats) { return (floats + 15) / 16 * 16; }
 
 } // namespace kc::rt

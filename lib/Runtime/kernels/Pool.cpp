@@ -6,9 +6,11 @@
 // input, unless divisor_override is set. 1-d pools run as 2-d of height 1.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtils.h"
-#include "VecMath.h"
+#include "CallInfo.h"
+#include "Parallel.h"
+#include "../ukernels/MicroKernels.h"
 
+#include <omp.h>
 #include <vector>
 
 namespace kc::rt {
@@ -21,14 +23,21 @@ struct PoolGeometry {
 class PoolKernel final : public OpKernel {
 public:
   PoolKernel(PoolGeometry g, bool isMax, bool includePad, int64_t divisor)
-      : g_(g), max_(isMax), includePad_(includePad), divisor_(divisor) {}
+      : g_(g), max_(isMax), includePad_(includePad), divisor_(divisor),
+        threads_(omp_get_max_threads()) {}
+
+  /// Max pooling's row buffer, one per thread.
+  size_t workspaceBytes() const override {
+    return max_ ? size_t(threads_) * size_t(perThreadFloats(rowLength())) * sizeof(float) : 0;
+  }
+
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &ctx) override {
     const PoolGeometry &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     if (max_)
-      return runMax(x, y);
+      return runMax(x, y, static_cast<float *>(ctx.workspace));
     parallelFor(g.planes, g.planes * g.OH * g.OW > 16384, [&](int64_t p) {
       const float *src = x + p * g.H * g.W;
       float *dst = y + p * g.OH * g.OW;
@@ -57,16 +66,11 @@ private:
   /// outputs per step. resnet18's 3x3 stride-2 pool took 1.0 ms at one
   /// thread with a pass per tap over strided columns. NaN propagates as in
   /// PyTorch.
-  void runMax(const float *x, float *y) const {
+  void runMax(const float *x, float *y, float *buffers) const {
     const PoolGeometry &g = g_;
-    // Buffer index of input column iw is iw + PW; the strided pass reads up
-    // to 18 floats from its last output's window start.
-    int64_t length = std::max(g.W + g.PW, (g.OW + 8) * g.SW + g.KW * g.DW) + 32;
-    parallelRegion(g.planes * g.OH * g.OW * g.KH * g.KW > 65536, [&] {
-      thread_local std::vector<float> buffer; // grows once, then reused
-      if (buffer.size() < size_t(length))
-        buffer.resize(size_t(length));
-      float *t = buffer.data();
+    const int64_t length = rowLength();
+    parallelRegion(g.planes * g.OH * g.OW * g.KH * g.KW > 65536, threads_, [&] {
+      float *t = buffers + omp_get_thread_num() * perThreadFloats(length);
       std::fill(t, t + length, -INFINITY);
 #pragma omp for
       for (int64_t p = 0; p < g.planes; ++p) {
@@ -94,35 +98,24 @@ private:
     });
   }
 
+  /// Floats of max pooling's row buffer: input column iw is at iw + PW; the
+  /// strided pass reads up to 18 floats from its last output's window start.
+  int64_t rowLength() const {
+    return std::max(g_.W + g_.PW, (g_.OW + 8) * g_.SW + g_.KW * g_.DW) + 32;
+  }
+
   /// max(m, v), NaN if either is.
   static float maxNaN(float m, float v) { return (v > m || v != v) ? v : m; }
 
-  /// row[ow] = max over kw of t[ow*SW + kw*DW].
+  /// row[ow] = max over kw of t[ow*SW + kw*DW]; at stride 2 with 2 or 3
+  /// taps a vector of outputs a step (f32_maxpool_row_s2).
   void alongRow(const float *t, float *row) const {
     const PoolGeometry &g = g_;
-    int64_t ow = 0;
-#ifdef KC_HAVE_VEC8
     if (g.SW == 2 && g.DW == 1 && (g.KW == 2 || g.KW == 3)) {
-      for (int64_t step = 0; step < g.OW; step += 8) {
-        // The last step overlaps the one before it (rows of 8 or more).
-        ow = std::max<int64_t>(0, std::min(step, g.OW - 8));
-        const float *q = t + 2 * ow;
-        __m256 a = _mm256_loadu_ps(q), c = _mm256_loadu_ps(q + 8);
-        __m256 m = maxNaN8(evenLanes(a, c), oddLanes(a, c));
-        if (g.KW == 3)
-          m = maxNaN8(m, evenLanes(_mm256_loadu_ps(q + 2), _mm256_loadu_ps(q + 10)));
-        if (g.OW >= 8) {
-          _mm256_storeu_ps(row + ow, m);
-        } else {
-          alignas(32) float lanes[8];
-          _mm256_store_ps(lanes, m);
-          std::copy(lanes, lanes + g.OW, row);
-        }
-      }
+      uk::microKernels().maxRowStride2(t, row, g.OW, g.KW);
       return;
     }
-#endif
-    for (; ow < g.OW; ++ow) {
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
       const float *q = t + ow * g.SW;
       float m = q[0];
       for (int64_t kw = 1; kw < g.KW; ++kw)
@@ -134,16 +127,12 @@ private:
   PoolGeometry g_;
   bool max_, includePad_;
   int64_t divisor_;
+  int threads_; ///< threads the workspace holds row buffers for
 };
 
 template <bool IsMax>
-llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> *in = &io.in, *out = &io.out;
   bool oneD = c.opDef()->name().find("1d") != std::string::npos;
   size_t n = oneD ? 1 : 2;
   if (in->size() < n + 1 || out->size() != in->size())
@@ -170,10 +159,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const Kern
   return std::unique_ptr<OpKernel>(
       new PoolKernel(g, IsMax, c.attrs().getBool("count_include_pad", true), divisor));
 }
-KC_REGISTER_KERNEL(maxpool1d, "nn.MaxPool1d", makePool<true>);
-KC_REGISTER_KERNEL(maxpool2d, "nn.MaxPool2d", makePool<true>);
-KC_REGISTER_KERNEL(avgpool1d, "nn.AvgPool1d", makePool<false>);
-KC_REGISTER_KERNEL(avgpool2d, "nn.AvgPool2d", makePool<false>);
+KC_REGISTER_KERNEL(maxpool1d, "nn.MaxPool1d", withShapes<makePool<true>>);
+KC_REGISTER_KERNEL(maxpool2d, "nn.MaxPool2d", withShapes<makePool<true>>);
+KC_REGISTER_KERNEL(avgpool1d, "nn.AvgPool1d", withShapes<makePool<false>>);
+KC_REGISTER_KERNEL(avgpool2d, "nn.AvgPool2d", withShapes<makePool<false>>);
 
 /// Adaptive pooling: window i spans [floor(i*in/out), ceil((i+1)*in/out)).
 class AdaptivePoolKernel final : public OpKernel {
@@ -208,14 +197,8 @@ private:
 };
 
 template <bool IsMax>
-llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c,
-                                                       const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> *in = &io.in, *out = &io.out;
   if (IsMax && c.attrs().getBool("return_indices", false))
     return kernelError(c, "return_indices=True is not supported");
   bool oneD = c.opDef()->name().find("1d") != std::string::npos;
@@ -226,10 +209,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c,
   return std::unique_ptr<OpKernel>(
       new AdaptivePoolKernel(numElements(*in) / (H * W), H, W, OH, OW, IsMax));
 }
-KC_REGISTER_KERNEL(aap1d, "nn.AdaptiveAvgPool1d", makeAdaptive<false>);
-KC_REGISTER_KERNEL(aap2d, "nn.AdaptiveAvgPool2d", makeAdaptive<false>);
-KC_REGISTER_KERNEL(amp1d, "nn.AdaptiveMaxPool1d", makeAdaptive<true>);
-KC_REGISTER_KERNEL(amp2d, "nn.AdaptiveMaxPool2d", makeAdaptive<true>);
+KC_REGISTER_KERNEL(aap1d, "nn.AdaptiveAvgPool1d", withShapes<makeAdaptive<false>>);
+KC_REGISTER_KERNEL(aap2d, "nn.AdaptiveAvgPool2d", withShapes<makeAdaptive<false>>);
+KC_REGISTER_KERNEL(amp1d, "nn.AdaptiveMaxPool1d", withShapes<makeAdaptive<true>>);
+KC_REGISTER_KERNEL(amp2d, "nn.AdaptiveMaxPool2d", withShapes<makeAdaptive<true>>);
 
 } // namespace
 } // namespace kc::rt

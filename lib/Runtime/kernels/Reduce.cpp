@@ -1,5 +1,6 @@
 //===- Reduce.cpp - mean / sum / prod / amax / amin over dims -------------===//
-#include "KernelUtils.h"
+#include "CallInfo.h"
+#include "Parallel.h"
 
 namespace kc::rt {
 namespace {

@@ -5,7 +5,8 @@
 // whose innermost run is a memcpy whenever the source is contiguous there.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtils.h"
+#include "CallInfo.h"
+#include "Parallel.h"
 
 #include <cstring>
 
@@ -68,22 +69,17 @@ public:
   }
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeView(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeView(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> *in = &io.in, *out = &io.out;
   if (numElements(*in) != numElements(*out))
     return kernelError(c, "cannot view " + shapeToString(*in) + " as " + shapeToString(*out));
   return std::unique_ptr<OpKernel>(new ViewKernel());
 }
-KC_REGISTER_KERNEL(reshape, "Tensor.reshape", makeView);
-KC_REGISTER_KERNEL(flatten, "torch.flatten", makeView);
-KC_REGISTER_KERNEL(squeeze, "torch.squeeze", makeView);
-KC_REGISTER_KERNEL(unsqueeze, "torch.unsqueeze", makeView);
-KC_REGISTER_KERNEL(identity, "nn.Identity", makeView);
+KC_REGISTER_KERNEL(reshape, "Tensor.reshape", withShapes<makeView>);
+KC_REGISTER_KERNEL(flatten, "torch.flatten", withShapes<makeView>);
+KC_REGISTER_KERNEL(squeeze, "torch.squeeze", withShapes<makeView>);
+KC_REGISTER_KERNEL(unsqueeze, "torch.unsqueeze", withShapes<makeView>);
+KC_REGISTER_KERNEL(identity, "nn.Identity", withShapes<makeView>);
 
 /// A copy of input 0 read through fixed strides: permute, transpose,
 /// slice, select, expand.
@@ -142,14 +138,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePermute(const CallNode &c,
 KC_REGISTER_KERNEL(permute, "Tensor.permute", makePermute);
 KC_REGISTER_KERNEL(transpose, "torch.transpose", makePermute);
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeExpand(const CallNode &c,
-                                                     const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeExpand(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> *in = &io.in, *out = &io.out;
   if (out->size() < in->size())
     return kernelError(c, "cannot expand " + shapeToString(*in) + " to " + shapeToString(*out));
   auto src = contiguousStrides(*in);
@@ -162,18 +152,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeExpand(const CallNode &c,
   }
   return std::unique_ptr<OpKernel>(new StridedKernel(*out, strides, 0, elemSize(c)));
 }
-KC_REGISTER_KERNEL(expand, "Tensor.expand", makeExpand);
+KC_REGISTER_KERNEL(expand, "Tensor.expand", withShapes<makeExpand>);
 
 /// Tensor.slice (`dim/start/end/step` or the `dims/starts/ends/steps` form)
 /// and Tensor.select. The output type fixes each extent; only the start of
 /// each sliced dim is computed here, with PyTorch's clamping.
-llvm::Expected<std::unique_ptr<OpKernel>> makeSlice(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeSlice(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> *in = &io.in, *out = &io.out;
   if (dataArgs(c).size() != 1)
     return kernelError(c, "slice bounds given as tensors are not supported (only attributes)");
   size_t r = in->size();
@@ -234,8 +219,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSlice(const CallNode &c, const Ker
     return kernelError(c, "result rank does not match " + shapeToString(*out));
   return std::unique_ptr<OpKernel>(new StridedKernel(*out, strides, offset, elemSize(c)));
 }
-KC_REGISTER_KERNEL(slice, "Tensor.slice", makeSlice);
-KC_REGISTER_KERNEL(select, "Tensor.select", makeSlice);
+KC_REGISTER_KERNEL(slice, "Tensor.slice", withShapes<makeSlice>);
+KC_REGISTER_KERNEL(select, "Tensor.select", withShapes<makeSlice>);
 
 /// torch.cat / torch.stack: each input is a block of `inner` × its extent
 /// along the axis, copied into every outer slice.
@@ -271,13 +256,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConcat(const CallNode &c,
   auto out = outputShape(c);
   if (!out)
     return out.takeError();
-  bool stack = c.opDef()->name() == "torch.stack";
-  int axis = normAxis(c.attrs().getInt("dim", 0), out->size());
-  if (axis < 0 || axis >= int(out->size()))
-    return kernelError(c, "dim out of range for " + shapeToString(*out));
-  int64_t outer = 1;
-  for (int i = 0; i < axis; ++i)
-    outer *= (*out)[i];
+  auto axis = axisAndOuter(c, *out);
+  if (!axis)
+    return axis.takeError();
+  int64_t outer = axis->second;
   std::vector<int64_t> chunk;
   auto args = dataArgs(c); // once: inputShape(c, i) collects them on every call
   for (const ExprNode *a : args) {
@@ -286,7 +268,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConcat(const CallNode &c,
       return s.takeError();
     chunk.push_back(numElements(*s) / std::max<int64_t>(outer, 1));
   }
-  (void)stack;
   return std::unique_ptr<OpKernel>(new ConcatKernel(outer, std::move(chunk), elemSize(c)));
 }
 KC_REGISTER_KERNEL(cat, "torch.cat", makeConcat);
@@ -323,12 +304,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSplit(const CallNode &c, const Ker
     return in.takeError();
   auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c.type().get());
   size_t nout = tt ? tt->size() : 1;
-  int axis = normAxis(c.attrs().getInt("dim", 0), in->size());
-  if (axis < 0 || axis >= int(in->size()))
-    return kernelError(c, "dim out of range for " + shapeToString(*in));
-  int64_t outer = 1;
-  for (int i = 0; i < axis; ++i)
-    outer *= (*in)[i];
+  auto axis = axisAndOuter(c, *in);
+  if (!axis)
+    return axis.takeError();
+  int64_t outer = axis->second;
   int64_t total = numElements(*in) / std::max<int64_t>(outer, 1), sum = 0;
   std::vector<int64_t> chunk;
   for (size_t i = 0; i < nout; ++i) {

@@ -5,7 +5,8 @@
 // used as is (1/scale), otherwise in/out.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelUtils.h"
+#include "CallInfo.h"
+#include "Parallel.h"
 
 namespace kc::rt {
 namespace {
@@ -75,14 +76,8 @@ private:
   std::vector<float> lh_, lw_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
-                                                       const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> *in = &io.in, *out = &io.out;
   if (in->size() != 4 || out->size() != 4)
     return kernelError(c, "only 4-d (N, C, H, W) resampling is supported, got " +
                               shapeToString(*in));
@@ -107,6 +102,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
 
 } // namespace
 
-KC_REGISTER_KERNEL(upsample, "nn.Upsample", makeUpsample);
+KC_REGISTER_KERNEL(upsample, "nn.Upsample", withShapes<makeUpsample>);
 
 } // namespace kc::rt

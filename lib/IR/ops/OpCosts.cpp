@@ -1,0 +1,270 @@
+//===- OpCosts.cpp - Floating-point operations of each op -----------------===//
+//
+// One cost rule per op, by name, as TVM attaches attributes to registered
+// ops: the registrations stay as they are, and a test checks that every op
+// with a kernel has a rule here. Conventions (docs/ops.md): a multiply-add
+// counts 2; an elementwise function counts 1 per output element, whatever
+// it computes; data movement counts 0.
+//
+//===----------------------------------------------------------------------===//
+#include "TypeRuleUtils.h"
+
+#include "kc/IR/OpCost.h"
+#include "kc/IR/Rpn.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace kc;
+using namespace kc::typerules;
+
+namespace {
+
+using CostRule = std::optional<double> (*)(const CallNode &);
+
+/// Element count of a static tensor type, as a double (counts overflow int64
+/// only for absurd models, which would still print a finite figure).
+std::optional<double> count(const TensorTypeNode *t) {
+  if (!t || !t->isStatic())
+    return std::nullopt;
+  double n = 1;
+  for (int64_t d : t->dims())
+    n *= double(d);
+  return n;
+}
+
+/// The result's tensor type (the first field of a tuple result).
+const TensorTypeNode *resultType(const CallNode &c) {
+  const TypeNode *t = c.type().get();
+  if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(t))
+    t = tt->size() ? tt->fields()[0].get() : nullptr;
+  return llvm::dyn_cast_or_null<TensorTypeNode>(t);
+}
+
+std::optional<double> outCount(const CallNode &c) { return count(resultType(c)); }
+
+double product(llvm::ArrayRef<int64_t> v) {
+  return std::accumulate(v.begin(), v.end(), 1.0, [](double a, int64_t b) { return a * b; });
+}
+
+std::optional<double> zero(const CallNode &) { return 0.0; }
+
+template <int PerElement> std::optional<double> perOutput(const CallNode &c) {
+  auto n = outCount(c);
+  return n ? std::optional<double>(PerElement * *n) : std::nullopt;
+}
+
+bool hasBias(const CallNode &c) { return c.weight("bias") != nullptr; }
+
+const TensorTypeNode *weightType(const CallNode &c, llvm::StringRef key) {
+  const ConstantNode *w = c.weight(key);
+  return w ? llvm::dyn_cast_or_null<TensorTypeNode>(w->type().get()) : nullptr;
+}
+
+/// Convolution: 2 per multiply-add over (in_channels / groups) x kernel for
+/// each output element, plus 1 for the bias. The weight's shape says both
+/// (out, in/groups, k...); a transposed one is (in, out/groups, k...) and
+/// each input element spreads over out/groups x kernel outputs.
+template <bool Transposed> std::optional<double> conv(const CallNode &c) {
+  const TensorTypeNode *w = weightType(c, "weight");
+  auto out = outCount(c);
+  auto in = count(dataType(c, 0));
+  if (!w || w->rank() < 2 || !w->isStatic() || !out || !in)
+    return std::nullopt;
+  double perMac = product(w->dims().drop_front());
+  double macs = Transposed ? *in * perMac : *out * perMac;
+  return 2 * macs + (hasBias(c) ? *out : 0);
+}
+
+std::optional<double> linear(const CallNode &c) {
+  const TensorTypeNode *w = weightType(c, "weight");
+  auto out = outCount(c);
+  if (!w || w->rank() != 2 || !out)
+    return std::nullopt;
+  return 2 * *out * double(w->dim(1)) + (hasBias(c) ? *out : 0);
+}
+
+std::optional<double> matmul(const CallNode &c) {
+  const TensorTypeNode *a = dataType(c, 0);
+  auto out = outCount(c);
+  if (!a || a->rank() == 0 || !out)
+    return std::nullopt;
+  return 2 * *out * double(a->dim(-1));
+}
+
+/// Multi-head attention over a query of L and keys of S positions, batch N:
+/// the q, k, v and output projections, Q·Kᵀ and the weighted sum of V
+/// (2 per multiply-add each), and a softmax over every (head, L, S) score.
+std::optional<double> attention(const CallNode &c) {
+  const TensorTypeNode *q = dataType(c, 0);
+  const TensorTypeNode *k = numDataArgs(c) > 1 ? dataType(c, 1) : q;
+  const TensorTypeNode *v = numDataArgs(c) > 2 ? dataType(c, 2) : k;
+  if (!q || !k || !v || q->rank() == 0 || !q->isStatic() || !k->isStatic() || !v->isStatic())
+    return std::nullopt;
+  bool bf = c.attrs().getBool("batch_first", false);
+  auto positions = [&](const TensorTypeNode *t) {
+    return double(t->dim(bf && t->rank() == 3 ? 1 : 0));
+  };
+  double N = q->rank() == 3 ? double(q->dim(bf ? 0 : 1)) : 1;
+  double L = positions(q), S = positions(k);
+  double E = double(c.attrs().getInt("embed_dim", q->dim(-1)));
+  double H = double(std::max<int64_t>(1, c.attrs().getInt("num_heads", 1)));
+  double kdim = double(k->dim(-1)), vdim = double(v->dim(-1));
+  double proj = 2 * N * (L * E * E + S * kdim * E + S * vdim * E + L * E * E);
+  double scores = 2 * N * L * S * E * 2;
+  double softmax = 5 * N * H * L * S;
+  return proj + scores + softmax;
+}
+
+/// Batch norm with running statistics: a scale and a shift per element.
+std::optional<double> batchNorm(const CallNode &c) { return perOutput<2>(c); }
+
+/// Layer, group and instance norm: the mean (1), the variance (3: subtract,
+/// square, add), normalizing (2) and, when affine, scale and shift (2).
+std::optional<double> statNorm(const CallNode &c) {
+  auto n = outCount(c);
+  if (!n)
+    return std::nullopt;
+  bool affine = c.weight("weight") != nullptr || c.weight("bias") != nullptr;
+  return (affine ? 8 : 6) * *n;
+}
+
+/// Max and average pooling: one operation per window tap per output, and a
+/// division per output for the average.
+template <bool Average> std::optional<double> pool(const CallNode &c) {
+  auto n = outCount(c);
+  std::vector<int64_t> k = c.attrs().getInts("kernel_size");
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!n || k.empty() || !in)
+    return std::nullopt;
+  // A single kernel_size entry covers every spatial dim.
+  size_t spatial = in->rank() >= 2 ? std::min<size_t>(3, in->rank() - 1) : 1;
+  double taps = k.size() == 1 ? std::pow(double(k[0]), double(spatial)) : product(k);
+  return *n * taps + (Average ? *n : 0);
+}
+
+/// Adaptive pools and reductions read every input element once; averages
+/// divide once per output.
+template <bool Average> std::optional<double> reduce(const CallNode &c) {
+  auto in = count(dataType(c, 0));
+  auto out = outCount(c);
+  if (!in || !out)
+    return std::nullopt;
+  return *in + (Average ? *out : 0);
+}
+
+/// Softmax, log-softmax, softmin: max, subtract, exp, sum, divide (or log).
+std::optional<double> softmax(const CallNode &c) { return perOutput<5>(c); }
+
+/// Nearest resampling copies; (bi)linear interpolates with 3 operations per
+/// linear blend, one blend per interpolated dim and pair.
+std::optional<double> upsample(const CallNode &c) {
+  auto n = outCount(c);
+  if (!n)
+    return std::nullopt;
+  std::string mode = c.attrs().getString("mode", "nearest");
+  if (c.calleeName().contains("Bilinear") || mode == "bilinear")
+    return 9 * *n;
+  if (mode == "linear")
+    return 3 * *n;
+  if (mode == "trilinear")
+    return 21 * *n;
+  return 0.0;
+}
+
+/// A lowered expression: one operation per elementwise op applied, per
+/// output element.
+std::optional<double> rpnProgram(const CallNode &c, const RpnProgram &p) {
+  auto n = outCount(c);
+  if (!n)
+    return std::nullopt;
+  double ops = 0;
+  for (const RpnInstr &in : p.code)
+    ops += in.kind == RpnInstr::Kind::Apply && in.op && in.op->is(OpFlags::Elementwise);
+  return ops * *n;
+}
+
+std::optional<double> rpnCall(const CallNode &c) {
+  const AttrValue *program = c.attrs().find("program");
+  if (!program || !program->isStringList())
+    return std::nullopt;
+  auto p = parseRpnTokens(program->getStringList(), unsigned(c.numArgs()));
+  if (!p) {
+    llvm::consumeError(p.takeError());
+    return std::nullopt;
+  }
+  return rpnProgram(c, *p);
+}
+
+const llvm::StringMap<CostRule> &costRules() {
+  static const llvm::StringMap<CostRule> rules = [] {
+    llvm::StringMap<CostRule> r;
+    for (const char *op : {"nn.Conv1d", "nn.Conv2d", "nn.Conv3d"})
+      r[op] = conv<false>;
+    for (const char *op : {"nn.ConvTranspose1d", "nn.ConvTranspose2d"})
+      r[op] = conv<true>;
+    r["nn.Linear"] = linear;
+    r["torch.matmul"] = matmul;
+    r["nn.MultiheadAttention"] = attention;
+    for (const char *op : {"nn.BatchNorm1d", "nn.BatchNorm2d", "nn.BatchNorm3d"})
+      r[op] = batchNorm;
+    for (const char *op : {"nn.LayerNorm", "nn.GroupNorm", "nn.InstanceNorm2d"})
+      r[op] = statNorm;
+    for (const char *op : {"nn.MaxPool1d", "nn.MaxPool2d", "nn.MaxPool3d"})
+      r[op] = pool<false>;
+    for (const char *op : {"nn.AvgPool1d", "nn.AvgPool2d", "nn.AvgPool3d"})
+      r[op] = pool<true>;
+    for (const char *op : {"nn.AdaptiveMaxPool1d", "nn.AdaptiveMaxPool2d", "torch.sum",
+                           "torch.prod", "torch.amax", "torch.amin"})
+      r[op] = reduce<false>;
+    for (const char *op : {"nn.AdaptiveAvgPool1d", "nn.AdaptiveAvgPool2d", "torch.mean"})
+      r[op] = reduce<true>;
+    for (const char *op : {"nn.Softmax", "nn.LogSoftmax", "nn.Softmin"})
+      r[op] = softmax;
+    r["nn.Upsample"] = upsample;
+    r[kRpnOpName] = rpnCall;
+    for (const char *op :
+         {"Tensor.reshape", "torch.flatten", "Tensor.permute", "torch.transpose", "torch.cat",
+          "torch.stack", "torch.unbind", "torch.chunk", "torch.split", "torch.tensor_split",
+          "torch.squeeze", "torch.unsqueeze", "Tensor.slice", "Tensor.select", "Tensor.to",
+          "Tensor.expand", "nn.Identity", "nn.PixelShuffle", "nn.PixelUnshuffle", "F.pad", "size",
+          "list"})
+      r[op] = zero;
+    return r;
+  }();
+  return rules;
+}
+
+/// The rule for `op`: its own, or for elementwise ops one per output element.
+CostRule ruleFor(const OpDef &op) {
+  auto it = costRules().find(op.name());
+  if (it != costRules().end())
+    return it->second;
+  if (op.is(OpFlags::Elementwise) && !op.isOpaque())
+    return perOutput<1>;
+  return nullptr;
+}
+
+} // namespace
+
+namespace kc {
+
+bool hasCostRule(const OpDef &op) { return ruleFor(op) != nullptr; }
+
+std::optional<double> flopCount(const CallNode &call) {
+  if (auto *fn = llvm::dyn_cast<FunctionNode>(call.callee().get())) {
+    auto p = lowerToRpn(*fn);
+    if (!p) {
+      llvm::consumeError(p.takeError());
+      return std::nullopt;
+    }
+    return rpnProgram(call, *p);
+  }
+  const OpDef *op = call.opDef();
+  CostRule rule = op ? ruleFor(*op) : nullptr;
+  return rule ? rule(call) : std::nullopt;
+}
+
+} // namespace kc

@@ -1,0 +1,343 @@
+//===- Schedule.cpp - Kernels bound to a module's calls -------------------===//
+//
+// Binding, fusion and aliasing, call by call in dataflow order. Each fusion
+// decision is its own function (fusableActivation, readByOneOnly,
+// foldActivation, absorbReader), so that they can move into IR passes.
+//
+//===----------------------------------------------------------------------===//
+#include "kc/Runtime/Schedule.h"
+#include "kc/IR/Diagnostic.h"
+#include "kc/IR/OpCost.h"
+#include "kc/IR/Uses.h"
+#include "kc/Runtime/ExprKernel.h"
+#include "kc/Support/Quote.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <optional>
+
+namespace kc::rt {
+
+std::optional<Activation> fusableActivation(const CallNode &c) {
+  const OpDef *d = c.opDef();
+  if (!d)
+    return std::nullopt;
+  llvm::StringRef n = d->name();
+  if (n == "nn.ReLU")
+    return Activation{Act::Relu};
+  if (n == "nn.ReLU6")
+    return Activation{Act::Relu6};
+  if (n == "nn.SiLU")
+    return Activation{Act::Silu};
+  if (n == "nn.Sigmoid")
+    return Activation{Act::Sigmoid};
+  if (n == "nn.Hardswish")
+    return Activation{Act::Hardswish};
+  if (n == "nn.LeakyReLU")
+    return Activation{Act::LeakyRelu, float(c.attrs().getFloat("negative_slope", 0.01))};
+  return std::nullopt;
+}
+
+namespace {
+
+llvm::Error error(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string describe(const CallNode &c) {
+  std::string s = describeCall(c);
+  if (c.loc().valid())
+    s += " (line " + std::to_string(c.loc().line) + ")";
+  return s;
+}
+
+/// Whether every tensor of `t` is static and holds no element.
+bool holdsNoElement(const Type &t) {
+  if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get()))
+    return tt->numElements() == 0;
+  if (auto *tu = llvm::dyn_cast_or_null<TupleTypeNode>(t.get()))
+    return llvm::all_of(tu->fields(), holdsNoElement);
+  return false;
+}
+
+/// The kernel of a call whose results hold no element (a zero-size dim):
+/// there is nothing to compute, so kernels are never built for, nor run
+/// on, empty results, and need not guard their divisions against them.
+class EmptyResultKernel final : public OpKernel {
+public:
+  void run(llvm::ArrayRef<const Tensor *>, llvm::ArrayRef<Tensor *>, ExecContext &) override {}
+};
+
+/// The data arguments of a call (weights excluded), in order.
+std::vector<const ExprNode *> dataOperands(const CallNode &c) {
+  std::vector<const ExprNode *> r;
+  for (size_t i = 0; i < c.numArgs(); ++i)
+    if (c.keys()[i].role != ArgRole::Weight)
+      r.push_back(c.arg(i).get());
+  return r;
+}
+
+class Scheduler {
+public:
+  Scheduler(const Function &main, const ScheduleOptions &opts)
+      : main_(main), opts_(opts), uses_(countUses(main)) {
+    kctx_.numThreads = opts.numThreads;
+    if (auto *t = llvm::dyn_cast<TupleNode>(main->body().get()))
+      for (const Expr &f : t->fields())
+        mainOutputs_.insert(f.get());
+    else
+      mainOutputs_.insert(main->body().get());
+  }
+
+  llvm::Expected<Schedule> run(llvm::ArrayRef<Expr> order) {
+    for (size_t i = 0; i < main_->params().size(); ++i) {
+      const Var &p = main_->params()[i];
+      unsigned v = newValue(p->type(), "input %" + p->name());
+      s_.values[v].kind = ScheduleValue::Input;
+      s_.values[v].input = unsigned(i);
+      ids_[p.get()] = {v};
+      s_.inputSpecs.push_back({p->name(), s_.values[v].dtype, s_.values[v].shape});
+    }
+    if (err_)
+      return std::move(err_);
+    for (const Expr &e : order) {
+      visit(e);
+      if (err_)
+        return std::move(err_);
+    }
+    if (!ids_.count(main_->body().get()))
+      (void)valueOf(main_->body(), "model output");
+    if (err_)
+      return std::move(err_);
+    auto it = ids_.find(main_->body().get());
+    if (it == ids_.end())
+      return error("main's result has no value");
+    s_.outputs = it->second;
+    for (size_t i = 0; i < s_.outputs.size(); ++i) {
+      const ScheduleValue &v = s_.values[s_.outputs[i]];
+      s_.outputSpecs.push_back({"out" + std::to_string(i), v.dtype, v.shape});
+    }
+    return std::move(s_);
+  }
+
+private:
+  void visit(const Expr &e);
+  unsigned newValue(const Type &t, const llvm::Twine &what);
+  std::optional<unsigned> valueOf(const Expr &e, const llvm::Twine &user);
+  llvm::Expected<std::unique_ptr<OpKernel>> bind(const CallNode &c);
+  bool readByOneOnly(const ExprNode *src) const;
+  ScheduleStep *soleProducer(const CallNode &c, const ScheduleStep &step);
+  bool foldActivation(const CallNode &c, ScheduleStep &step, llvm::ArrayRef<unsigned> outs);
+  bool absorbReader(const CallNode &c, std::unique_ptr<OpKernel> &kernel, const ScheduleStep &step,
+                    llvm::ArrayRef<unsigned> outs);
+
+  const Function &main_;
+  ScheduleOptions opts_;
+  KernelBuildContext kctx_;
+  llvm::DenseMap<const ExprNode *, unsigned> uses_;
+  llvm::DenseSet<const ExprNode *> mainOutputs_;
+  Schedule s_;
+  llvm::Error err_ = llvm::Error::success();
+  llvm::DenseMap<const ExprNode *, std::vector<unsigned>> ids_;
+  /// The step that computes a node's value: its own, or the one that
+  /// folded or absorbed it.
+  llvm::DenseMap<const ExprNode *, size_t> stepOf_;
+};
+
+unsigned Scheduler::newValue(const Type &t, const llvm::Twine &what) {
+  ScheduleValue v;
+  auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get());
+  if (!tt || !tt->isStatic()) {
+    if (!err_)
+      err_ = error(what + ": the interpreter needs a static tensor type, got " + typeToString(t));
+  } else {
+    v.dtype = tt->dtype();
+    v.shape.assign(tt->dims().begin(), tt->dims().end());
+    v.bytes = size_t(numElements(v.shape)) * dtypeSize(v.dtype);
+  }
+  s_.values.push_back(std::move(v));
+  return unsigned(s_.values.size() - 1);
+}
+
+/// The value of an operand; constants become values on first use.
+std::optional<unsigned> Scheduler::valueOf(const Expr &e, const llvm::Twine &user) {
+  auto it = ids_.find(e.get());
+  if (it != ids_.end())
+    return it->second.size() == 1 ? std::optional<unsigned>(it->second[0]) : std::nullopt;
+  auto *k = llvm::dyn_cast<ConstantNode>(e.get());
+  if (!k)
+    return std::nullopt;
+  unsigned v = newValue(k->type(), user + ": constant");
+  if (err_)
+    return std::nullopt;
+  auto t = materializeConstant(*k);
+  if (!t) {
+    err_ = error(user + ": " + llvm::toString(t.takeError()));
+    return std::nullopt;
+  }
+  s_.values[v].kind = ScheduleValue::Constant;
+  s_.values[v].constant = std::move(*t);
+  ids_[e.get()] = {v};
+  return v;
+}
+
+llvm::Expected<std::unique_ptr<OpKernel>> Scheduler::bind(const CallNode &c) {
+  bool empty = holdsNoElement(c.type());
+  if (auto *fn = llvm::dyn_cast<FunctionNode>(c.callee().get())) {
+    if (empty)
+      return std::make_unique<EmptyResultKernel>();
+    return makeExprKernel(c, *fn, kctx_);
+  }
+  KernelFactory f = KernelRegistry::global().lookup(c.opDef());
+  if (!f)
+    return error(describe(c) + ": op '" + clipInput(c.calleeName()) +
+                 "' has no kernel in the interpreter");
+  if (empty)
+    return std::make_unique<EmptyResultKernel>();
+  return f(c, kctx_);
+}
+
+/// Whether src's value is read by one call only and is no model output, so
+/// that the step computing it may fold its reader in.
+bool Scheduler::readByOneOnly(const ExprNode *src) const {
+  auto it = uses_.find(src);
+  return it != uses_.end() && it->second == 1 && !mainOutputs_.count(src);
+}
+
+/// The step computing the only data input of call c (whose step is
+/// `step`), if that input is a single output read by c alone.
+ScheduleStep *Scheduler::soleProducer(const CallNode &c, const ScheduleStep &step) {
+  if (step.inputs.size() != 1)
+    return nullptr;
+  const ExprNode *src = dataOperands(c)[0];
+  auto st = stepOf_.find(src);
+  if (st == stepOf_.end() || !readByOneOnly(src))
+    return nullptr;
+  ScheduleStep &producer = s_.steps[st->second];
+  return producer.outputs.size() == 1 ? &producer : nullptr;
+}
+
+/// An activation whose only input is a producer's single output, read by
+/// nothing else, is folded into that producer's epilogue; its value becomes
+/// an alias of the producer's.
+bool Scheduler::foldActivation(const CallNode &c, ScheduleStep &step,
+                               llvm::ArrayRef<unsigned> outs) {
+  std::optional<Activation> act = opts_.fuse ? fusableActivation(c) : std::nullopt;
+  ScheduleStep *producer = act ? soleProducer(c, step) : nullptr;
+  if (!producer || producer->outputs[0] != step.inputs[0] ||
+      !producer->kernel->fuseActivation(*act))
+    return false;
+  producer->op += "+" + step.op;
+  producer->flops = plusFlops(producer->flops, step.flops);
+  s_.values[outs[0]].kind = ScheduleValue::Alias;
+  s_.values[outs[0]].aliasOf = s_.root(step.inputs[0]);
+  stepOf_[&c] = size_t(producer - s_.steps.data());
+  return true;
+}
+
+/// An op whose only data input is the single output of a step, read by
+/// nothing else, may be absorbed whole into that step (a 1x1 expansion
+/// takes the depthwise layer after it): the step then writes this op's
+/// output, and the value between them is never stored.
+bool Scheduler::absorbReader(const CallNode &c, std::unique_ptr<OpKernel> &kernel,
+                             const ScheduleStep &step, llvm::ArrayRef<unsigned> outs) {
+  ScheduleStep *producer = opts_.fuse && outs.size() == 1 ? soleProducer(c, step) : nullptr;
+  std::unique_ptr<OpKernel> both = producer ? producer->kernel->absorb(*kernel) : nullptr;
+  if (!both)
+    return false;
+  producer->kernel = std::move(both);
+  producer->op += "+" + step.op;
+  producer->flops = plusFlops(producer->flops, step.flops);
+  producer->outputs.assign(outs.begin(), outs.end());
+  stepOf_[&c] = size_t(producer - s_.steps.data());
+  return true;
+}
+
+void Scheduler::visit(const Expr &e) {
+  const ExprNode *n = e.get();
+  if (llvm::isa<OpNode>(n) || llvm::isa<FunctionNode>(n) || llvm::isa<VarNode>(n) ||
+      llvm::isa<ConstantNode>(n))
+    return; // constants become values on first use (weights stay with their kernel)
+  if (auto *t = llvm::dyn_cast<TupleNode>(n)) {
+    std::vector<unsigned> fields;
+    for (const Expr &f : t->fields()) {
+      auto v = valueOf(f, "model output");
+      if (!v) {
+        if (!err_)
+          err_ = error("a tuple field is not a tensor value");
+        return;
+      }
+      fields.push_back(*v);
+    }
+    ids_[n] = fields;
+    return;
+  }
+  if (auto *g = llvm::dyn_cast<TupleGetItemNode>(n)) {
+    auto &fields = ids_[g->tuple().get()];
+    if (g->index() >= fields.size()) {
+      err_ = error("tuple field " + llvm::Twine(g->index()) + " out of range");
+      return;
+    }
+    ids_[n] = {fields[g->index()]};
+    return;
+  }
+  auto *c = llvm::cast<CallNode>(n);
+  ScheduleStep step;
+  step.op = clipInput(c->calleeName());
+  step.name = c->name();
+  step.loc = c->loc();
+  if (opts_.countFlops)
+    step.flops = flopCount(*c);
+  bool isExpr = llvm::isa<FunctionNode>(c->callee().get());
+  for (size_t i = 0; i < c->numArgs(); ++i) {
+    if (c->keys()[i].role == ArgRole::Weight && !isExpr)
+      continue;
+    auto v = valueOf(c->arg(i), describe(*c));
+    if (!v) {
+      if (!err_)
+        err_ = error(describe(*c) + ": argument " + llvm::Twine(i) + " is not a tensor value");
+      return;
+    }
+    step.inputs.push_back(*v);
+  }
+  llvm::Expected<std::unique_ptr<OpKernel>> kernel = bind(*c);
+  if (!kernel) {
+    err_ = kernel.takeError();
+    return;
+  }
+  std::vector<unsigned> outs;
+  if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c->type().get())) {
+    for (size_t i = 0; i < tt->size(); ++i)
+      outs.push_back(newValue(tt->fields()[i], describe(*c)));
+  } else {
+    outs.push_back(newValue(c->type(), describe(*c)));
+  }
+  if (err_)
+    return;
+  ids_[n] = outs;
+  if (foldActivation(*c, step, outs) || (!isExpr && absorbReader(*c, *kernel, step, outs)))
+    return;
+  if (int vi = (*kernel)->viewOfInput();
+      vi >= 0 && size_t(vi) < step.inputs.size() && outs.size() == 1 &&
+      s_.values[step.inputs[vi]].bytes == s_.values[outs[0]].bytes) {
+    // Reshape-like: the result aliases its input, no step is needed.
+    s_.values[outs[0]].kind = ScheduleValue::Alias;
+    // Straight to the root: a chain of views stays one hop deep.
+    s_.values[outs[0]].aliasOf = s_.root(step.inputs[vi]);
+    return;
+  }
+  step.kernel = std::move(*kernel);
+  step.outputs = outs;
+  stepOf_[n] = s_.steps.size();
+  s_.steps.push_back(std::move(step));
+}
+
+} // namespace
+
+llvm::Expected<Schedule> buildSchedule(const Function &main, llvm::ArrayRef<Expr> order,
+                                       const ScheduleOptions &opts) {
+  return Scheduler(main, opts).run(order);
+}
+
+} // namespace kc::rt

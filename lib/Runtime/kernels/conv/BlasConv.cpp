@@ -1,0 +1,94 @@
+//===- BlasConv.cpp - Convolution as im2col + OpenBLAS --------------------===//
+//
+// Layers with fewer than 8 output channels per group (where the strip
+// kernel's strips of 6 rows would be mostly padding). With several threads
+// the output is cut into blocks of rows, one per task: patches gathered
+// into the thread's slice of the workspace, one single-threaded GEMM, then
+// bias and activation while the block is in cache. Otherwise one GEMM over
+// the whole im2col matrix, split across the threads. 1×1 layers read their
+// input as B.
+//
+//===----------------------------------------------------------------------===//
+#include "ConvAlgorithms.h"
+#include "Patches.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+namespace kc::rt {
+namespace {
+
+class BlasConvKernel final : public ConvKernel {
+public:
+  BlasConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
+      : ConvKernel(g, std::move(w)), choice_(c) {
+    blocks_ = (g.OH + c.blockRows - 1) / c.blockRows;
+  }
+
+  size_t workspaceBytes() const override {
+    if (g_.pointwise())
+      return 0;
+    size_t whole = size_t(g_.K() * g_.outputs());
+    size_t perThread = size_t(g_.K() * choice_.blockRows * g_.OW) * size_t(threads_);
+    return std::max(whole, perThread) * sizeof(float);
+  }
+
+  void runConv(const float *x, float *y, float *ws) override {
+    const ConvGeometry &g = g_;
+    const float *bias = w_.bias();
+    const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
+    const int threads = std::min(omp_get_max_threads(), threads_);
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t grp = 0; grp < g.G; ++grp) {
+        const float *xg = x + (n * g.C + grp * Cg) * g.H * g.W;
+        float *yg = y + (n * g.OC + grp * OCg) * HW;
+        const float *bg = bias ? bias + grp * OCg : nullptr;
+        const float *wg = w_.w.data<float>() + grp * OCg * K;
+        if (threads > 1 && blocks_ >= choice_.minBlocksPerThread * threads) {
+          blockedGemm(xg, yg, wg, bg, ws, threads);
+          continue;
+        }
+        const float *B = xg;
+        if (!g.pointwise()) {
+          im2col(xg, ws, Cg, g, 0, g.OH, true);
+          B = ws;
+        }
+        sgemm(false, false, OCg, HW, K, 1.f, wg, K, B, HW, 0.f, yg, HW);
+        biasActivation(yg, OCg, HW, bg, act_, slope_);
+      }
+  }
+
+private:
+  void blockedGemm(const float *xg, float *yg, const float *wg, const float *bias, float *ws,
+                   int threads) {
+    const ConvGeometry &g = g_;
+    const int64_t HW = g.outputs(), K = g.K(), OCg = g.OCg(), blockRows = choice_.blockRows;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t blk = 0; blk < blocks_; ++blk) {
+      int64_t oh0 = blk * blockRows, oh1 = std::min(g.OH, oh0 + blockRows);
+      int64_t c0 = oh0 * g.OW, cols = (oh1 - oh0) * g.OW;
+      const float *B = xg + c0;
+      int64_t ldb = HW;
+      if (!g.pointwise()) {
+        float *col = ws + size_t(omp_get_thread_num()) * K * blockRows * g.OW;
+        im2col(xg, col, g.Cg(), g, oh0, oh1, false);
+        B = col, ldb = cols;
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(OCg), int(cols), int(K), 1.f, wg,
+                  int(K), B, int(ldb), 0.f, yg + c0, int(HW));
+      for (int64_t r = 0; r < OCg; ++r)
+        biasActivationRow(yg + r * HW + c0, cols, bias ? bias[r] : 0.f, act_, slope_);
+    }
+  }
+
+  ConvChoice choice_;
+  int64_t blocks_;
+};
+
+} // namespace
+
+std::unique_ptr<OpKernel> makeBlasConv(const ConvGeometry &g, const ConvChoice &c, ConvWeights w) {
+  return std::make_unique<BlasConvKernel>(g, c, std::move(w));
+}
+
+} // namespace kc::rt

@@ -1,0 +1,183 @@
+//===- ChooseConv.cpp - Which algorithm runs a convolution ----------------===//
+//
+// nn.Conv1d/Conv2d and their transposed forms. Every threshold that picks
+// an algorithm is here, with what it was measured on (docs/performance.md
+// has the full account):
+//
+// - Winograd F(4x4, 3x3) for 3x3 stride-1 ungrouped layers with at least
+//   16 input and 16 output channels and 64 outputs per plane.
+// - Depthwise layers run a direct loop per channel plane.
+// - Deep layers (K > 256, or at most 64 outputs per plane; at most 256
+//   outputs) run on the panel kernel over weights packed once.
+// - Other layers with at least 8 output channels per group run on the strip
+//   kernel; below 8, its strips of 6 rows are mostly padding.
+// - The rest run as im2col + OpenBLAS, by blocks of rows with several
+//   threads.
+//
+// KC_CONV_ALGO=im2col turns Winograd off (for measurements).
+//
+//===----------------------------------------------------------------------===//
+#include "ConvAlgorithms.h"
+#include "../../ukernels/MicroKernels.h"
+
+#include <cstdlib>
+#include <omp.h>
+
+namespace kc::rt {
+namespace {
+
+/// Input channels from which Winograd beats the strip kernel. 16 holds on
+/// one thread (unet_small 3.03 to 2.82 ms) and, since every tile runs on
+/// the vector path, on two (unet_small 1.65 to 1.44 ms, yolo_small 1.37 to
+/// 1.31 ms; at 32, as before, the strip kernel took the 16-channel layers).
+/// Below 16 outputs or 64 positions the transforms are not amortized; on
+/// 7x7 planes (4 tiles) the 36 products are matrix-vector-like.
+constexpr int64_t kMinWinogradChannels = 16, kMinWinogradOutputs = 16, kMinWinogradPlane = 64;
+
+/// Deep layers (few outputs, long K) run on the panel kernel over weights
+/// packed once, where OpenBLAS would pack the large weight matrix again on
+/// every call: resnet18 31.7 to 30.1 ms at 1 thread (its 7x7x512 layers
+/// 3.5 to 3.0 ms each), mobilenet_v2 10.6 to 10.2 ms. Layers of 64 outputs
+/// or fewer go there whatever their depth: the strip kernel's tiles of 16
+/// outputs would compute 64 for a 7x7 plane's 49 (mobilenet_v2's 7x7
+/// 160->960 layers 0.265 to 0.225 ms each; at 14x14 the strip kernel stays
+/// ahead).
+constexpr int64_t kDeepK = 256, kPanelAnyDepthOutputs = 64, kPanelMaxOutputs = 256;
+
+/// Output channels per group from which the strip kernel beats OpenBLAS
+/// (mobilenet_v2 10.8 to 10.4 ms at 1 thread, 8.8 to 7.6 ms at 2;
+/// resnet18's 7x7 stem 3.52 to 3.09 ms); below, OpenBLAS does better
+/// (unet_small's 16->2 head 0.010 against 0.016 ms).
+constexpr int64_t kMinStripOutputs = 8;
+
+/// 3x3 depthwise layers: the masked loop (16 lanes) takes rows of more than
+/// 8 outputs (mobilenet_v2's such layers 1.38 to 1.20 ms at 1 thread; on
+/// rows of 7, 16-lane steps more than half empty lost to the 8-lane loop,
+/// 0.20 to 0.24 ms) at padding up to 16 columns. Padding 1 is read in place
+/// from widths of 24 (a row then has a full step of 8 outputs at either
+/// stride); on large planes copying into a padded plane cost as much as the
+/// arithmetic. Widths up to uk::kDepthwiseMaxWidth (the row of zeros read
+/// outside the plane).
+constexpr int64_t kMaskedMinRow = 9, kMaskedMaxPad = 16, kPad1MinWidth = 24;
+
+/// im2col + OpenBLAS: output rows per block such that a block's patches and
+/// results stay within ~256 KB (the epilogue then runs on data still in
+/// cache); blocks go to the threads (yolo_small 3.40 to 3.22 ms, unet_small
+/// 3.36 to 3.09 ms at 2 threads) when there are at least 2 per thread. With
+/// one thread they gain nothing, and one GEMM runs.
+constexpr int64_t kBlockFloats = 65536, kMinBlockCols = 128, kMinBlocksPerThread = 2;
+
+/// A 1x1 layer absorbs the 3x3 depthwise layer after it when its output is
+/// at least 1 MB per image (with the masked depthwise loop: mobilenet_v2's
+/// three such pairs 1.35 to 1.22 ms); bands of output rows then keep about
+/// 512 KB of expanded rows each, and there are as many bands per thread.
+constexpr int64_t kBandMinBytes = 1 << 20, kBandBytes = 512 << 10;
+
+DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
+  if (!g.is3x3())
+    return DepthwiseLoop::Generic;
+  if (ctx.uks.depthwiseMasked[0] && g.W <= uk::kDepthwiseMaxWidth && g.PW <= kMaskedMaxPad &&
+      g.OW >= kMaskedMinRow)
+    return DepthwiseLoop::Masked3x3;
+  if (g.PH == 1 && g.PW == 1 && g.W >= kPad1MinWidth && g.W <= uk::kDepthwiseMaxWidth)
+    return DepthwiseLoop::Pad1x3x3;
+  return DepthwiseLoop::Padded3x3;
+}
+
+} // namespace
+
+ConvChoice chooseConv(const ConvGeometry &g, const ConvContext &ctx) {
+  ConvChoice c;
+  const int64_t outputs = g.outputs();
+  if (ctx.winograd && g.is3x3() && g.SW == 1 && g.G == 1 && g.C >= kMinWinogradChannels &&
+      g.OC >= kMinWinogradOutputs && outputs >= kMinWinogradPlane) {
+    c.algo = ConvAlgo::Winograd;
+  } else if (g.depthwise()) {
+    c.algo = ConvAlgo::Depthwise;
+    c.depthwise = depthwiseLoop(g, ctx);
+  } else if ((g.K() > kDeepK || outputs <= kPanelAnyDepthOutputs) && outputs <= kPanelMaxOutputs) {
+    c.algo = ConvAlgo::PanelGemm;
+  } else if (g.OCg() >= kMinStripOutputs) {
+    c.algo = ConvAlgo::StripGemm;
+    // Stride-2 layers first split each input row by column parity, so the
+    // patches are gathered by row copies (yolo_small 2.02 to 1.95 ms).
+    c.splitColumns = !g.pointwise() && g.SW == 2;
+  } else {
+    c.algo = ConvAlgo::Im2colBlas;
+    int64_t cols = std::max(kMinBlockCols, kBlockFloats / (g.OCg() + (g.pointwise() ? 0 : g.K())));
+    c.blockRows = std::clamp<int64_t>(cols / g.OW, 1, g.OH);
+    c.minBlocksPerThread = kMinBlocksPerThread;
+  }
+  return c;
+}
+
+std::optional<BandPlan> chooseBands(const ConvGeometry &p, const ConvGeometry &d,
+                                    const ConvChoice &dw, int threads) {
+  if (!p.pointwise() || p.G != 1 || dw.algo != ConvAlgo::Depthwise ||
+      dw.depthwise != DepthwiseLoop::Masked3x3 || d.N != p.N || d.C != p.OC || d.H != p.OH ||
+      d.W != p.OW || p.OC * p.OH * p.OW * int64_t(sizeof(float)) < kBandMinBytes)
+    return std::nullopt;
+  // Output rows per band: the band's expanded rows within kBandBytes, and
+  // as many bands per thread.
+  int64_t rowBytes = d.W * p.OC * int64_t(sizeof(float));
+  int64_t rows = std::max<int64_t>(1, (kBandBytes / rowBytes - 3) / d.SH + 1);
+  int64_t bands = (d.OH + rows - 1) / rows;
+  bands = (bands + threads - 1) / threads * threads;
+  BandPlan plan;
+  plan.rows = (d.OH + bands - 1) / bands;
+  plan.floats = p.OC * ((plan.rows - 1) * d.SH + 3) * d.W;
+  return plan;
+}
+
+namespace {
+
+/// A convolution call's geometry and weights.
+llvm::Expected<std::pair<ConvGeometry, ConvWeights>> readConv(const CallNode &call,
+                                                              bool transposed) {
+  auto g = convGeometry(call);
+  if (!g)
+    return g.takeError();
+  int64_t weights = (transposed ? g->C * g->OCg() : g->OC * g->Cg()) * g->KH * g->KW;
+  auto w = convWeights(call, weights, transposed);
+  if (!w)
+    return w.takeError();
+  return std::make_pair(*g, std::move(*w));
+}
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &call,
+                                                   const KernelBuildContext &) {
+  auto conv = readConv(call, false);
+  if (!conv)
+    return conv.takeError();
+  ConvGeometry *g = &conv->first;
+  ConvWeights *w = &conv->second;
+  const char *algo = std::getenv("KC_CONV_ALGO");
+  ConvContext ctx{omp_get_max_threads(), uk::microKernels(),
+                  !(algo && std::string(algo) == "im2col")};
+  ConvChoice c = chooseConv(*g, ctx);
+  switch (c.algo) {
+  case ConvAlgo::Winograd: return makeWinogradConv(*g, std::move(*w));
+  case ConvAlgo::Depthwise: return makeDepthwiseConv(*g, c, std::move(*w));
+  case ConvAlgo::PanelGemm: return makePanelConv(*g, std::move(*w));
+  case ConvAlgo::StripGemm: return makeStripConv(*g, c, std::move(*w));
+  case ConvAlgo::Im2colBlas: return makeBlasConv(*g, c, std::move(*w));
+  }
+  return kernelError(call, "no convolution algorithm");
+}
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeConvTranspose(const CallNode &call,
+                                                            const KernelBuildContext &) {
+  auto conv = readConv(call, true);
+  if (!conv)
+    return conv.takeError();
+  return makeTransposedConv(conv->first, std::move(conv->second));
+}
+
+} // namespace
+
+KC_REGISTER_KERNEL(conv1d, "nn.Conv1d", makeConv);
+KC_REGISTER_KERNEL(conv2d, "nn.Conv2d", makeConv);
+KC_REGISTER_KERNEL(convt1d, "nn.ConvTranspose1d", makeConvTranspose);
+KC_REGISTER_KERNEL(convt2d, "nn.ConvTranspose2d", makeConvTranspose);
+
+} // namespace kc::rt

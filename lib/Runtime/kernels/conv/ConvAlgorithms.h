@@ -1,0 +1,97 @@
+//===- ConvAlgorithms.h - The convolution algorithms and their choice -*- C++ -*-===//
+//
+// One algorithm per file in this folder; chooseConv (ChooseConv.cpp) is the
+// one place that picks among them, with every threshold.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ConvGeometry.h"
+
+#include <memory>
+#include <optional>
+
+namespace kc::uk {
+struct MicroKernels;
+struct DepthwiseEpilogue;
+}
+
+namespace kc::rt {
+
+enum class ConvAlgo {
+  Depthwise,  ///< DepthwiseConv.cpp: a direct loop per channel plane
+  StripGemm,  ///< StripConv.cpp: the strip kernel, patches gathered per block
+  PanelGemm,  ///< PanelConv.cpp: the panel kernel over packed weights
+  Winograd,   ///< WinogradConv.cpp: F(4x4, 3x3)
+  Im2colBlas, ///< BlasConv.cpp: im2col + OpenBLAS
+};
+
+/// The depthwise loops (DepthwiseConv.cpp).
+enum class DepthwiseLoop {
+  Masked3x3, ///< f32_dwconv3x3_masked, in place, any padding
+  Pad1x3x3,  ///< f32_dwconv3x3_pad1, padding 1 read in place
+  Padded3x3, ///< f32_dwconv3x3_padded on a zero-padded copy
+  Generic,   ///< any kernel, a pass per tap over a padded copy
+};
+
+struct ConvChoice {
+  ConvAlgo algo = ConvAlgo::Im2colBlas;
+  DepthwiseLoop depthwise = DepthwiseLoop::Generic; ///< Depthwise
+  /// StripGemm: a stride-2 layer's input rows split by column parity first.
+  bool splitColumns = false;
+  /// Im2colBlas: output rows per block, and the blocks per thread from
+  /// which blocks of rows go to the threads instead of one split GEMM.
+  int64_t blockRows = 0, minBlocksPerThread = 0;
+};
+
+/// What the choice depends on besides the geometry.
+struct ConvContext {
+  int threads;                  ///< threads the kernel is built for
+  const uk::MicroKernels &uks;  ///< the micro-kernel table of this process
+  bool winograd = true;         ///< false: KC_CONV_ALGO=im2col
+};
+
+/// The algorithm for a convolution of geometry g.
+ConvChoice chooseConv(const ConvGeometry &g, const ConvContext &ctx);
+
+/// How a 1×1 layer and the 3×3 depthwise layer after it run together in
+/// bands of the depthwise layer's output rows (BandedConv.cpp).
+struct BandPlan {
+  int64_t rows;    ///< output rows per band
+  int64_t floats;  ///< floats of one band's expanded rows
+};
+
+/// Whether a 1×1 layer `pointwise` on the strip kernel should absorb the
+/// depthwise layer `depthwise` after it (chosen as `dw`), and in what bands.
+std::optional<BandPlan> chooseBands(const ConvGeometry &pointwise, const ConvGeometry &depthwise,
+                                    const ConvChoice &dw, int threads);
+
+// The algorithms. Each takes the geometry, the choice and the weights.
+std::unique_ptr<OpKernel> makeDepthwiseConv(const ConvGeometry &g, const ConvChoice &c,
+                                            ConvWeights w);
+std::unique_ptr<OpKernel> makeStripConv(const ConvGeometry &g, const ConvChoice &c, ConvWeights w);
+std::unique_ptr<OpKernel> makePanelConv(const ConvGeometry &g, ConvWeights w);
+std::unique_ptr<OpKernel> makeWinogradConv(const ConvGeometry &g, ConvWeights w);
+std::unique_ptr<OpKernel> makeBlasConv(const ConvGeometry &g, const ConvChoice &c, ConvWeights w);
+std::unique_ptr<OpKernel> makeTransposedConv(const ConvGeometry &g, ConvWeights w);
+
+/// A depthwise layer as the banded pair takes it over.
+struct DepthwiseParts {
+  ConvGeometry g;
+  ConvChoice choice;
+  ConvWeights w;
+};
+
+/// How the 3x3 depthwise loops apply a fused activation.
+uk::DepthwiseEpilogue depthwiseEpilogue(Act act, float slope);
+
+/// The parts of `k` if it is a depthwise convolution kernel.
+std::optional<DepthwiseParts> depthwiseParts(const OpKernel &k);
+
+/// A 1×1 layer on the strip kernel (weights, its fused activation) and the
+/// depthwise layer after it, run in bands of `plan`.
+std::unique_ptr<OpKernel> makeBandedConv(const ConvGeometry &pointwise, ConvWeights w,
+                                         Activation act, DepthwiseParts dw, const BandPlan &plan,
+                                         int threads);
+
+} // namespace kc::rt

@@ -1,0 +1,79 @@
+//===- ConvGeometry.h - What every convolution algorithm reads --*- C++ -*-===//
+#pragma once
+
+#include "../Blas.h"
+#include "../CallInfo.h"
+#include "../Epilogue.h"
+
+#include <utility>
+
+namespace kc::rt {
+
+/// A convolution's shapes and attributes; 1-d convolutions are 2-d ones of
+/// height 1.
+struct ConvGeometry {
+  int64_t N, C, H, W, OC, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, G;
+
+  int64_t Cg() const { return C / G; }        ///< input channels per group
+  int64_t OCg() const { return OC / G; }      ///< output channels per group
+  int64_t K() const { return Cg() * KH * KW; } ///< depth of each output's sum
+  int64_t outputs() const { return OH * OW; }  ///< positions per output plane
+  /// 1×1, stride 1, no padding: the input already is the GEMM's B.
+  bool pointwise() const {
+    return KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0;
+  }
+  bool depthwise() const { return G == C && OC == C && G > 1; }
+  /// 3×3, dilation 1, the same stride 1 or 2 both ways.
+  bool is3x3() const {
+    return KH == 3 && KW == 3 && DH == 1 && DW == 1 && SH == SW && (SW == 1 || SW == 2);
+  }
+};
+
+/// Reads the attributes common to Conv and ConvTranspose.
+llvm::Expected<ConvGeometry> convGeometry(const CallNode &c);
+
+/// A convolution's weight (OC × C/G × KH × KW, or C × OC/G × KH × KW
+/// transposed), its bias (or empty), and the mapped .bin bytes the weight
+/// may view (or null), released once the weight is packed.
+struct ConvWeights {
+  Tensor w, b;
+  TensorDataPtr mapped;
+  const float *bias() const { return b.defined() && b.numel() ? b.data<float>() : nullptr; }
+};
+
+/// A convolution kernel: its geometry, weights and the threads its
+/// workspace is sized for; run() hands runConv the input, the output and
+/// the workspace.
+class ConvKernel : public FusableKernel {
+public:
+  ConvKernel(const ConvGeometry &g, ConvWeights w);
+  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
+           ExecContext &ctx) final {
+    runConv(in[0]->data<float>(), out[0]->data<float>(), static_cast<float *>(ctx.workspace));
+  }
+
+protected:
+  virtual void runConv(const float *x, float *y, float *ws) = 0;
+
+  ConvGeometry g_;
+  ConvWeights w_;
+  int threads_;
+};
+
+/// Weight and bias of call `c`, the weight read in place where it can be;
+/// an error unless the weight has `expectedWeights` values.
+llvm::Expected<ConvWeights> convWeights(const CallNode &c, int64_t expectedWeights,
+                                        bool transposed);
+
+/// The weight packed for the strip kernel (strips of 6 rows) or the panel
+/// kernel (panels of 16), one block per group, a few rows at a time with
+/// their mapped pages paged in before and released after, so the weights
+/// are never resident twice over; then the original is let go.
+Tensor packConvWeights(ConvWeights &w, const ConvGeometry &g, bool strips);
+
+/// The indices i in [0, count) with 0 <= i*stride + off < bound, as a range
+/// [lo, hi) (lo == hi when there are none): where a strided walk along a
+/// row of `bound` values stays inside it, so loops over it need no checks.
+std::pair<int64_t, int64_t> insideRange(int64_t off, int64_t stride, int64_t count, int64_t bound);
+
+} // namespace kc::rt

@@ -1,0 +1,68 @@
+//===- PanelConv.cpp - Deep convolution layers on the panel kernel --------===//
+//
+// Few outputs and a long K (resnet18's 7x7x512 layers, mobilenet_v2's last
+// 1×1 layers): the panel kernel (PackedGemm.h) over weights packed on the
+// first run, not at load, which it would slow by ~20 ms on resnet18; B
+// packed in strips of 6 columns, a convolution's patches gathered straight
+// into them. Bias and activation run over each output row afterwards.
+//
+//===----------------------------------------------------------------------===//
+#include "ConvAlgorithms.h"
+#include "Patches.h"
+#include "../PackedGemm.h"
+
+#include <omp.h>
+
+namespace kc::rt {
+namespace {
+
+class PanelConvKernel final : public ConvKernel {
+public:
+  using ConvKernel::ConvKernel;
+
+  /// B's strips, then each thread's offsets for gathering patches.
+  size_t workspaceBytes() const override {
+    return (stripsFloats() + size_t(threads_) * offsetsFloats()) * sizeof(float);
+  }
+
+  void runConv(const float *x, float *y, float *strips) override {
+    const ConvGeometry &g = g_;
+    if (!packed_.defined())
+      packed_ = packConvWeights(w_, g, false);
+    const float *bias = w_.bias();
+    const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
+    float *offsets = strips + stripsFloats();
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t grp = 0; grp < g.G; ++grp) {
+        const float *xg = x + (n * g.C + grp * Cg) * g.H * g.W;
+        float *yg = y + (n * g.OC + grp * OCg) * HW;
+        const float *A = packed_.data<float>() + grp * packedSize(OCg, K);
+        if (g.pointwise()) {
+          gemmPackedFewColumns(A, OCg, K, xg, HW, HW, yg, HW, strips);
+        } else {
+          auto strip = [&](int64_t n0, int64_t cols, float *o) {
+            float *mine = offsets + omp_get_thread_num() * offsetsFloats();
+            gatherPatchStrip(xg, Cg, g, n0, cols, o, mine);
+          };
+          gemmPackedFewColumns(A, OCg, K, HW, strip, yg, HW, strips, threads_);
+        }
+        biasActivation(yg, OCg, HW, bias ? bias + grp * OCg : nullptr, act_, slope_);
+      }
+  }
+
+private:
+  size_t stripsFloats() const {
+    return size_t(perThreadFloats(int64_t(packedColumnsScratch(g_.K(), g_.outputs()))));
+  }
+  int64_t offsetsFloats() const { return g_.pointwise() ? 0 : perThreadFloats(patchStripScratch(g_)); }
+
+  Tensor packed_; ///< w_ in panels, one block per group, built on the first run
+};
+
+} // namespace
+
+std::unique_ptr<OpKernel> makePanelConv(const ConvGeometry &g, ConvWeights w) {
+  return std::make_unique<PanelConvKernel>(g, std::move(w));
+}
+
+} // namespace kc::rt

@@ -1,0 +1,90 @@
+//===- StripConv.cpp - Convolution on the strip kernel --------------------===//
+//
+// C = W·X on the strip kernel (StripGemm.h), weights packed once into
+// strips of 6 output channels on the first run: a 1×1 layer's input is read
+// as it lies, other layers' patches are gathered a block of output
+// positions at a time straight into the kernel's block (no im2col matrix),
+// and each output is written once with bias and activation applied in
+// registers. Stride-2 layers first split each input row by column parity
+// (splitColumns), so the patches are gathered by row copies.
+//
+//===----------------------------------------------------------------------===//
+#include "ConvAlgorithms.h"
+#include "Patches.h"
+#include "../StripGemm.h"
+
+#include <omp.h>
+
+namespace kc::rt {
+namespace {
+
+class StripConvKernel final : public ConvKernel {
+public:
+  StripConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
+      : ConvKernel(g, std::move(w)), choice_(c), schedules_(g.OCg(), g.outputs(), threads_) {}
+
+  /// A block of B per thread, then the input split by column parity.
+  size_t workspaceBytes() const override {
+    return (stripScratchFloats(g_.K(), threads_) + splitFloats()) * sizeof(float);
+  }
+
+  void runConv(const float *x, float *y, float *blocks) override {
+    const ConvGeometry &g = g_;
+    if (!packed_.defined())
+      packed_ = packConvWeights(w_, g, true);
+    const float *bias = w_.bias();
+    const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
+    float *split = blocks + stripScratchFloats(K, threads_);
+    const bool parallel = std::min(omp_get_max_threads(), threads_) > 1;
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t grp = 0; grp < g.G; ++grp) {
+        const float *xg = x + (n * g.C + grp * Cg) * g.H * g.W;
+        float *yg = y + (n * g.OC + grp * OCg) * HW;
+        const float *bg = bias ? bias + grp * OCg : nullptr;
+        const float *A = packed_.data<float>() + grp * stripPackedSize(OCg, K);
+        if (g.pointwise()) {
+          gemmStrips(A, OCg, K, xg, HW, HW, yg, HW, bg, act_, slope_, &schedules_, blocks);
+          continue;
+        }
+        const float *src = xg;
+        if (choice_.splitColumns) {
+          splitColumns(xg, split, Cg * g.H, g.W, parallel);
+          src = split;
+        }
+        auto patches = [&](int64_t n0, int64_t cols, float *block) {
+          gatherPatches(src, block, kStripBlockLd, 0, Cg, g, n0, cols, choice_.splitColumns);
+        };
+        gemmStrips(A, OCg, K, HW, patches, yg, HW, bg, act_, slope_, &schedules_, blocks);
+      }
+  }
+
+  /// A 1×1 layer takes the depthwise layer after it when chooseBands says
+  /// so: the two then run in bands of rows (BandedConv.cpp).
+  std::unique_ptr<OpKernel> absorb(OpKernel &next) override {
+    auto dw = depthwiseParts(next);
+    if (!dw)
+      return nullptr;
+    auto plan = chooseBands(g_, dw->g, dw->choice, threads_);
+    if (!plan)
+      return nullptr;
+    return makeBandedConv(g_, w_, Activation{act_, slope_}, std::move(*dw), *plan, threads_);
+  }
+
+private:
+  size_t splitFloats() const {
+    return choice_.splitColumns ? size_t(g_.Cg() * g_.H * g_.W) : 0;
+  }
+
+  ConvChoice choice_;
+  StripSchedules schedules_;
+  Tensor packed_; ///< w_ in strips, one block per group, built on the first run
+};
+
+} // namespace
+
+std::unique_ptr<OpKernel> makeStripConv(const ConvGeometry &g, const ConvChoice &c,
+                                        ConvWeights w) {
+  return std::make_unique<StripConvKernel>(g, c, std::move(w));
+}
+
+} // namespace kc::rt

@@ -1,0 +1,195 @@
+//===- Depthwise3x3.h - f32_dwconv3x3: 3x3 depthwise planes -----*- C++ -*-===//
+//
+// Three loops for one channel plane of a 3x3 depthwise layer (dilation 1,
+// stride 1 or 2), each summing the nine taps in registers and writing each
+// output once, ReLU and ReLU6 applied as a clamp in the same loop:
+//
+// - masked: a vector of outputs a step, rows outside the plane read as
+//   zeros and the loads of a step that leaves the row masked to the lanes
+//   inside it, so edges need neither scalar sums nor a padded copy, at any
+//   padding. Where masks are fast (16 lanes).
+// - pad1: padding 1 read in place; the first output of a row (and the last
+//   at stride 1) sums its taps one by one. On large planes the padded copy
+//   cost as much as the arithmetic.
+// - padded: from a zero-padded copy of the plane; a row ends with a step
+//   that overlaps the one before it, a row shorter than a vector stores
+//   whole vectors into the rows computed after it (masked stores are slow
+//   on some cores).
+//
+// At stride 2 a tap's even and odd columns are split out of two vectors.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Epilogue.h"
+#include "MicroKernels.h"
+#include "Unroll.h"
+
+namespace kc::uk::KC_UK_ISA {
+
+/// acc plus a vector of outputs of the 3x3 kernel at stride S on a row
+/// triple, the first output's taps at columns col, col + 1, col + 2.
+/// With Masked, load j reads only the lanes of m[j]; two accumulators
+/// halve the chain of dependent multiply-adds. Loads are at offsets 0, 1,
+/// 2 (stride 1) or 0, L, 2, L + 2 (stride 2).
+template <class T, int S, bool Masked, bool TwoChains>
+KC_UK_INLINE typename T::V dwTaps(const float *const r[3], int64_t col, const typename T::V w[9],
+                                  const void *masks, typename T::V acc) {
+  using V = typename T::V;
+  constexpr int L = T::kLanes;
+  constexpr int kLoads = S == 1 ? 3 : 4;
+  constexpr int64_t kOffset[4] = {0, S == 1 ? 1 : L, 2, L + 2};
+  V acc2 = T::zero();
+  V &mid = TwoChains ? acc2 : acc;
+  for (int i = 0; i < 3; ++i) {
+    const float *p = r[i] + col;
+    V v[4];
+    for (int j = 0; j < kLoads; ++j) {
+      if constexpr (Masked)
+        v[j] = T::maskLoad(static_cast<const typename T::Mask *>(masks)[j], p + kOffset[j]);
+      else
+        v[j] = T::load(p + kOffset[j]);
+    }
+    if constexpr (S == 1) {
+      acc = T::fma(w[3 * i], v[0], acc);
+      mid = T::fma(w[3 * i + 1], v[1], mid);
+      acc = T::fma(w[3 * i + 2], v[2], acc);
+    } else {
+      acc = T::fma(w[3 * i], T::evenLanes(v[0], v[1]), acc);
+      mid = T::fma(w[3 * i + 1], T::oddLanes(v[0], v[1]), mid);
+      acc = T::fma(w[3 * i + 2], T::evenLanes(v[2], v[3]), acc);
+    }
+  }
+  return TwoChains ? T::add(acc, acc2) : acc;
+}
+
+template <class T> KC_UK_INLINE void setTaps(typename T::V w[9], const float *k) {
+  for (int i = 0; i < 9; ++i)
+    w[i] = T::set1(k[i]);
+}
+
+/// DepthwiseMaskedFn at stride S.
+template <class T, int S>
+void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
+                          int64_t OW, int64_t PH, int64_t PW, const float *k, float b,
+                          const DepthwiseEpilogue &e) {
+  using V = typename T::V;
+  using Mask = typename T::Mask;
+  constexpr int L = T::kLanes;
+  V w[9];
+  setTaps<T>(w, k);
+  const V vb = T::set1(b), vlo = T::set1(e.lo), vhi = T::set1(e.hi);
+  constexpr int64_t kReach = (S == 1 ? 2 : L + 2) + L; // columns a step's loads span
+  // Each step's load masks, the same on every row; a step whose loads all
+  // lie inside the row is marked and runs unmasked.
+  constexpr int64_t kMaxSteps = (kDepthwiseMaxWidth + L - 1) / L;
+  Mask masks[kMaxSteps][4];
+  bool inside[kMaxSteps];
+  auto lanesInside = [](int64_t c0, int64_t width) {
+    Mask m = T::firstLanes(width - c0);
+    return c0 < 0 ? T::andNot(m, T::firstLanes(-c0)) : m;
+  };
+  int64_t steps = (OW + L - 1) / L;
+  for (int64_t t = 0; t < steps; ++t) {
+    int64_t c0 = t * L * S - PW;
+    inside[t] = c0 >= 0 && c0 + kReach <= W;
+    masks[t][0] = lanesInside(c0, W), masks[t][1] = lanesInside(c0 + (S == 1 ? 1 : L), W);
+    masks[t][2] = lanesInside(c0 + 2, W), masks[t][3] = lanesInside(c0 + L + 2, W);
+  }
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float *r[3];
+    for (int i = 0; i < 3; ++i) {
+      int64_t ih = oh * S - PH + i;
+      // The zero row is read from column c0 >= -PW: point 32 floats in.
+      r[i] = ih >= 0 && ih < H ? src + ih * W : zeroRow() + 32;
+    }
+    float *row = dst + oh * OW;
+    for (int64_t t = 0; t < steps; ++t) {
+      int64_t ow0 = t * L, c0 = ow0 * S - PW;
+      V acc = inside[t] ? dwTaps<T, S, false, true>(r, c0, w, masks[t], vb)
+                        : dwTaps<T, S, true, true>(r, c0, w, masks[t], vb);
+      V v = T::min(T::max(acc, vlo), vhi);
+      if (ow0 + L <= OW)
+        T::store(row + ow0, v);
+      else
+        T::maskStore(row + ow0, T::firstLanes(OW - ow0), v);
+    }
+  }
+  if (!e.clampOnly)
+    biasActInPlace<typename T::Narrow>(dst, OH * OW, e.act, e.slope);
+}
+
+/// DepthwisePad1Fn at stride S.
+template <class T, int S>
+void f32_dwconv3x3_pad1(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
+                        int64_t OW, const float *k, float b, const DepthwiseEpilogue &e) {
+  using V = typename T::V;
+  constexpr int L = T::kLanes;
+  const float lo = e.lo, hi = e.hi;
+  auto edge = [&](const float *const r[3], int64_t ow) {
+    float v = b;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        int64_t col = S * ow - 1 + j;
+        if (col >= 0 && col < W)
+          v += k[3 * i + j] * r[i][col];
+      }
+    return minOf(maxOf(v, lo), hi);
+  };
+  // Steps from ow in [1, last - L + 1] keep every tap and every load
+  // inside the row (loads reach column ow + L at stride 1, 2 ow + 2 L at
+  // stride 2).
+  const int64_t last = S == 1 ? W - 2 : (W - 1 - 2 * L) / 2 + L - 1;
+  V w[9];
+  setTaps<T>(w, k);
+  const V vb = T::set1(b), vlo = T::set1(lo), vhi = T::set1(hi);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float *r[3];
+    for (int i = 0; i < 3; ++i) {
+      int64_t ih = oh * S - 1 + i;
+      r[i] = ih >= 0 && ih < H ? src + ih * W : zeroRow();
+    }
+    float *row = dst + oh * OW;
+    row[0] = edge(r, 0);
+    // Steps of L; the last one overlaps the step before it.
+    for (int64_t step = 1; step <= last; step += L) {
+      int64_t ow = minOf(step, last - L + 1);
+      V v = dwTaps<T, S, false, false>(r, S * ow - 1, w, nullptr, vb);
+      T::store(row + ow, T::min(T::max(v, vlo), vhi));
+    }
+    for (int64_t ow = last + 1; ow < OW; ++ow)
+      row[ow] = edge(r, ow);
+    if (!e.clampOnly)
+      biasActInPlace<T>(row, OW, e.act, e.slope);
+  }
+}
+
+/// DepthwisePaddedFn at stride S.
+template <class T, int S>
+void f32_dwconv3x3_padded(const float *pad, int64_t PWt, float *dst, int64_t OH, int64_t OW,
+                          const float *k, float b, const DepthwiseEpilogue &e) {
+  using V = typename T::V;
+  constexpr int L = T::kLanes;
+  V w[9];
+  setTaps<T>(w, k);
+  const V vb = T::set1(b), vlo = T::set1(e.lo), vhi = T::set1(e.hi);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float *rows[3] = {pad + oh * S * PWt, pad + (oh * S + 1) * PWt,
+                            pad + (oh * S + 2) * PWt};
+    float *row = dst + oh * OW;
+    // A row of L or more ends with a step that overlaps the one before it;
+    // a shorter row (7x7 planes) stores all L lanes, the extra ones landing
+    // in the rows computed after it, except where they would leave the
+    // plane. A short row's loads run past it into the next row, or past
+    // the plane into the region's gap; those lanes are never kept.
+    for (int64_t step = 0; step < OW; step += L) {
+      int64_t ow = maxOf<int64_t>(0, minOf<int64_t>(step, OW - L));
+      V v = T::min(T::max(dwTaps<T, S, false, false>(rows, S * ow, w, nullptr, vb), vlo), vhi);
+      storeFirst<T>(row + ow, v, oh * OW + ow + L <= OH * OW, OW);
+    }
+    if (!e.clampOnly)
+      biasActInPlace<T>(row, OW, e.act, e.slope);
+  }
+}
+
+} // namespace kc::uk::KC_UK_ISA

@@ -1,0 +1,62 @@
+//===- Table.h - One instruction set's micro-kernel table -------*- C++ -*-===//
+#pragma once
+
+#include "Depthwise3x3.h"
+#include "Epilogue.h"
+#include "GemmPanel.h"
+#include "GemmStrip.h"
+#include "MicroKernels.h"
+#include "RowReduce.h"
+#include "Winograd43.h"
+
+namespace kc::uk::KC_UK_ISA {
+
+/// The micro-kernels instantiated for traits T (the 8-lane ones for
+/// T::Narrow); the masked depthwise loops only where masks are fast.
+template <class T> MicroKernels buildTable(const char *isa) {
+  using N = typename T::Narrow;
+  MicroKernels t{};
+  t.isa = isa;
+  t.lanes = T::kLanes;
+  t.stripTileCols = 2 * T::kLanes;
+  unroll<kNumActs>([&](auto a) {
+    constexpr Act A = Act(decltype(a)::value);
+    t.gemmStrip[a] = &f32_gemm_strip<T, A>;
+    t.biasAct[a][0] = &f32_bias_act<N, A, false>;
+    t.biasAct[a][1] = &f32_bias_act<N, A, true>;
+  });
+  t.panelsPerStep = T::kLanes >= 16 ? 2 : 1;
+  t.panelBlockCols = kPanelMaxCols<T>;
+  t.gemmPanel[0][0] = &f32_gemm_panel<T, false, false>;
+  t.gemmPanel[0][1] = &f32_gemm_panel<T, false, true>;
+  t.gemmPanel[1][0] = &f32_gemm_panel<T, true, false>;
+  t.gemmPanel[1][1] = &f32_gemm_panel<T, true, true>;
+  t.panelColumnBlocks = &f32_gemm_panel_column_blocks<T>;
+  if constexpr (T::kFastMasks) {
+    t.depthwiseMasked[0] = &f32_dwconv3x3_masked<T, 1>;
+    t.depthwiseMasked[1] = &f32_dwconv3x3_masked<T, 2>;
+  }
+  t.depthwisePad1[0] = &f32_dwconv3x3_pad1<N, 1>;
+  t.depthwisePad1[1] = &f32_dwconv3x3_pad1<N, 2>;
+  t.depthwisePadded[0] = &f32_dwconv3x3_padded<N, 1>;
+  t.depthwisePadded[1] = &f32_dwconv3x3_padded<N, 2>;
+  t.winogradInput = &f32_winograd43_input<N>;
+  t.winogradOutput = &f32_winograd43_output<N>;
+  t.maxRowStride2 = &f32_maxpool_row_s2<N>;
+  t.meanVariance = &f32_mean_variance<N>;
+  return t;
+}
+
+} // namespace kc::uk::KC_UK_ISA
+
+#define KC_UK_UNPAREN(...) __VA_ARGS__
+
+/// Defines kc::uk::KC_UK_ISA::table(): the table of traits TRAITS (in
+/// parentheses if it holds a comma), built once.
+#define KC_UK_DEFINE_TABLE(TRAITS)                                                                 \
+  namespace kc::uk::KC_UK_ISA {                                                                    \
+  const MicroKernels &table() {                                                                    \
+    static const MicroKernels t = buildTable<KC_UK_UNPAREN TRAITS>(KC_UK_ISA_NAME);                              \
+    return t;                                                                                      \
+  }                                                                                                \
+  }

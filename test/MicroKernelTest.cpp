@@ -1,0 +1,472 @@
+//===- MicroKernelTest.cpp - Micro-kernels against references and scalar -===//
+//
+// Each micro-kernel of each table this machine can run (scalar, avx2,
+// avx512), plus "emu16": the same templates instantiated here over
+// Lanes<16, true>, an emulated AVX-512 (arrays and bit masks), so that the
+// 16-lane logic (tile widths, masks, tails) is tested on cores without
+// AVX-512 too. Every form is compared with a reference computed here in
+// double precision, and every form but scalar with the scalar form: the
+// GEMM kernels sum each output in the same order in every form, so those
+// must agree to the bit; the others within 1e-6 relative (Winograd's
+// transforms 2e-5 absolute). Sizes include
+// tails of every length and odd shapes. Tables the CPU cannot run report
+// themselves as skipped.
+//
+//===----------------------------------------------------------------------===//
+#define KC_UK_ISA emu16
+#include "ukernels/Lanes.h"
+#include "ukernels/Table.h"
+
+#include "EmulatedAvx512.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace kc::uk;
+
+namespace {
+
+} // namespace
+
+const MicroKernels &kc::test::emulatedAvx512() {
+  static const MicroKernels emu16 = emu16::buildTable<emu16::Lanes<16, true>>("emu16");
+  return emu16;
+}
+
+namespace {
+
+/// The forms under test, scalar first.
+std::vector<const MicroKernels *> forms() {
+  std::vector<const MicroKernels *> r{microKernelsFor("scalar")};
+  for (const char *isa : {"avx2", "avx512"}) {
+    if (const MicroKernels *t = microKernelsFor(isa))
+      r.push_back(t);
+    else
+      MESSAGE(std::string(isa) << ": skipped, not built or the CPU lacks it");
+  }
+  r.push_back(&kc::test::emulatedAvx512());
+  return r;
+}
+
+std::vector<float> random(std::mt19937 &rng, size_t n, float lo = -1.f, float hi = 1.f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+double refAct(Act a, double x, double slope) {
+  switch (a) {
+  case Act::None: return x;
+  case Act::Relu: return x > 0 ? x : 0;
+  case Act::Relu6: return std::min(std::max(x, 0.0), 6.0);
+  case Act::Silu: return x / (1 + std::exp(-x));
+  case Act::Sigmoid: return 1 / (1 + std::exp(-x));
+  case Act::Hardswish: return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
+  case Act::LeakyRelu: return x > 0 ? x : x * slope;
+  }
+  return x;
+}
+
+/// Every element of got within atol + rtol·|ref|; reports the first miss.
+void expectNear(const std::vector<float> &got, const std::vector<double> &ref, double atol,
+                double rtol, const std::string &what) {
+  REQUIRE(got.size() == ref.size());
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    bool same = std::isnan(ref[i]) ? std::isnan(got[i])
+                                   : std::fabs(got[i] - ref[i]) <= atol + rtol * std::fabs(ref[i]);
+    if (!same && !bad++)
+      first = i;
+  }
+  CHECK_MESSAGE(bad == 0, what << ": " << bad << " of " << ref.size() << " differ, first at "
+                               << first << ": " << (bad ? got[first] : 0.f) << " against "
+                               << (bad ? ref[first] : 0.0));
+}
+
+std::vector<double> widen(const std::vector<float> &v) { return {v.begin(), v.end()}; }
+
+/// got equal to want bit for bit (NaN where want is NaN).
+void expectSame(const std::vector<float> &got, const std::vector<float> &want,
+                const std::string &what) {
+  REQUIRE(got.size() == want.size());
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    bool same = std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i];
+    if (!same && !bad++)
+      first = i;
+  }
+  CHECK_MESSAGE(bad == 0, what << ": " << bad << " of " << got.size()
+                               << " differ from the scalar form, first at " << first);
+}
+
+constexpr float kSentinel = 12345.f;
+
+} // namespace
+
+TEST_CASE("micro-kernels: f32_gemm_strip, every activation, tails of rows and columns") {
+  std::mt19937 rng(7);
+  auto all = forms();
+  const float slope = 0.125f;
+  for (int64_t K : {1, 3, 17, 40})
+    for (int64_t rows = 1; rows <= kStripRows; ++rows)
+      for (int64_t cols : {1, 7, 8, 15, 16, 17, 31, 32, 33, 47, 63, 64})
+        for (bool withBias : {false, true}) {
+          const int64_t ldc = cols + 5;
+          auto a = random(rng, size_t(K * kStripRows));
+          auto b = random(rng, size_t(K * kStripBlockLd));
+          auto bias = random(rng, kStripRows);
+          for (int act = 0; act < kNumActs; ++act) {
+            std::vector<double> ref(size_t(kStripRows * ldc), kSentinel);
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t j = 0; j < cols; ++j) {
+                double s = withBias ? bias[r] : 0;
+                for (int64_t k = 0; k < K; ++k)
+                  s += double(a[k * kStripRows + r]) * b[k * kStripBlockLd + j];
+                ref[r * ldc + j] = refAct(Act(act), s, slope);
+              }
+            std::vector<float> scalar;
+            for (const MicroKernels *t : all) {
+              std::vector<float> c(ref.size(), kSentinel);
+              t->gemmStrip[act](a.data(), b.data(), kStripBlockLd, K, withBias ? bias.data() : nullptr,
+                                slope, c.data(), ldc, rows, cols);
+              std::string what = std::string(t->isa) + " f32_gemm_6x" +
+                                 std::to_string(t->stripTileCols) + " act " + std::to_string(act) +
+                                 " K " + std::to_string(K) + " rows " + std::to_string(rows) +
+                                 " cols " + std::to_string(cols);
+              expectNear(c, ref, 1e-5, 1e-5, what);
+              if (scalar.empty())
+                scalar = c;
+              else
+                expectSame(c, scalar, what);
+            }
+          }
+        }
+}
+
+TEST_CASE("micro-kernels: f32_gemm_panel, one and two panels, strips and rows, fetching ahead") {
+  std::mt19937 rng(11);
+  auto all = forms();
+  for (int64_t K : {1, 5, 40})
+    for (int64_t rows : {1, 7, 16, 17, 31, 32})
+      for (bool strips : {false, true})
+        for (int64_t n0 : {0, 6})
+          for (int64_t cols : {1, 5, 6, 7, 11, 12, 13, 17, 19, 25, 49}) {
+            const int64_t n1 = n0 + cols, N = n1 + 3;
+            // A packed: panel p holds K groups of 16 rows.
+            auto A = random(rng, size_t(2 * kPanelRows * K));
+            const int64_t strideStrip = K * kColumnStrip, ldb = strips ? kColumnStrip : N;
+            auto Bv = random(rng, size_t((N + 5) / 6 * strideStrip + 64));
+            PanelColumns B{Bv.data(), ldb, strips ? strideStrip : 0};
+            auto bAt = [&](int64_t k, int64_t n) {
+              return strips ? Bv[size_t(n / 6 * strideStrip + k * 6 + n % 6)] : Bv[size_t(k * N + n)];
+            };
+            for (bool rowsOut : {false, true})
+              for (bool fetch : {false, true}) {
+                std::vector<float> scalar;
+                for (const MicroKernels *t : all) {
+                  if (rows > kPanelRows * t->panelsPerStep)
+                    continue;
+                  const int64_t ldc = rowsOut ? rows + 3 : cols + 3;
+                  const int64_t outRows = rowsOut ? cols : rows;
+                  std::vector<double> ref(size_t(outRows * ldc), kSentinel);
+                  for (int64_t r = 0; r < rows; ++r)
+                    for (int64_t j = 0; j < cols; ++j) {
+                      double s = 0;
+                      for (int64_t k = 0; k < K; ++k)
+                        s += double(A[size_t(r / 16 * 16 * K + k * 16 + r % 16)]) * bAt(k, n0 + j);
+                      ref[size_t(rowsOut ? j * ldc + r : r * ldc + j)] = s;
+                    }
+                  std::vector<float> c(ref.size(), kSentinel);
+                  Prefetch pf{reinterpret_cast<const char *>(A.data()), 1 << 10, 64};
+                  t->gemmPanel[rowsOut][fetch](A.data(), K, B, n0, n1, c.data(), ldc, rows, pf);
+                  std::string what = std::string(t->isa) + " f32_gemm_" +
+                                     std::to_string(kPanelRows * t->panelsPerStep) + "x" +
+                                     std::to_string(t->panelBlockCols) + " K " + std::to_string(K) +
+                                     " rows " + std::to_string(rows) + " cols [" +
+                                     std::to_string(n0) + ", " + std::to_string(n1) + ")" +
+                                     (strips ? " strips" : " row-major") +
+                                     (rowsOut ? " rows out" : "") + (fetch ? " fetch" : "");
+                  expectNear(c, ref, 1e-5, 1e-5, what);
+                  if (rows > kPanelRows)
+                    continue; // only the 16-lane forms take two panels
+                  if (scalar.empty())
+                    scalar = c;
+                  else
+                    expectSame(c, scalar, what);
+                }
+              }
+          }
+}
+
+TEST_CASE("micro-kernels: the panel kernel's blocks of columns") {
+  // 6 at a time on 8 lanes; 12 on 16, where the last 12 and a tail of 1-5
+  // are taken as 6 and 7-11: as many blocks either way.
+  for (const MicroKernels *t : forms())
+    for (int64_t cols = 1; cols <= 61; ++cols) {
+      int64_t want = (cols + t->panelBlockCols - 1) / t->panelBlockCols;
+      CHECK_MESSAGE(t->panelColumnBlocks(cols) == want, std::string(t->isa) << " cols " << cols);
+    }
+}
+
+namespace {
+
+/// A 3x3 depthwise plane at stride S, padding (PH, PW), in double.
+std::vector<double> refDepthwise(const std::vector<float> &x, int64_t H, int64_t W, int64_t OH,
+                                 int64_t OW, int64_t S, int64_t PH, int64_t PW, const float *k,
+                                 float b, Act act) {
+  std::vector<double> y(size_t(OH * OW));
+  for (int64_t oh = 0; oh < OH; ++oh)
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      double s = b;
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+          int64_t ih = oh * S - PH + i, iw = ow * S - PW + j;
+          if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+            s += double(k[3 * i + j]) * x[size_t(ih * W + iw)];
+        }
+      y[size_t(oh * OW + ow)] = refAct(act, s, 0.0);
+    }
+  return y;
+}
+
+DepthwiseEpilogue epilogueOf(Act act) {
+  const float inf = INFINITY;
+  bool relu = act == Act::Relu || act == Act::Relu6;
+  return {relu ? 0.f : -inf, act == Act::Relu6 ? 6.f : inf, act == Act::None || relu, act, 0.f};
+}
+
+} // namespace
+
+TEST_CASE("micro-kernels: f32_dwconv3x3_masked, any padding, masked edges and tails") {
+  std::mt19937 rng(13);
+  int tested = 0;
+  for (const MicroKernels *t : forms()) {
+    if (!t->depthwiseMasked[0])
+      continue; // only forms with fast masks have it
+    ++tested;
+    for (int64_t S : {1, 2})
+      for (int64_t PH : {0, 1, 2})
+        for (int64_t PW : {0, 1, 2, 5})
+          for (int64_t W : {9, 16, 17, 31, 33, 40, 64, 70})
+            for (int64_t H : {1, 4, 7})
+              for (Act act : {Act::None, Act::Relu6, Act::Silu}) {
+                int64_t OH = (H + 2 * PH - 3) / S + 1, OW = (W + 2 * PW - 3) / S + 1;
+                if (OH <= 0 || OW <= 0)
+                  continue;
+                auto x = random(rng, size_t(H * W), -4.f, 4.f);
+                auto k = random(rng, 9);
+                float b = 0.25f;
+                auto ref = refDepthwise(x, H, W, OH, OW, S, PH, PW, k.data(), b, act);
+                ref.resize(ref.size() + 16, kSentinel);
+                std::vector<float> y(ref.size(), kSentinel);
+                t->depthwiseMasked[S - 1](x.data(), y.data(), H, W, OH, OW, PH, PW, k.data(), b,
+                                          epilogueOf(act));
+                expectNear(y, ref, 1e-5, 1e-5,
+                           std::string(t->isa) + " f32_dwconv3x3_masked S " + std::to_string(S) +
+                               " PH " + std::to_string(PH) + " PW " + std::to_string(PW) + " " +
+                               std::to_string(H) + "x" + std::to_string(W) + " act " +
+                               std::to_string(int(act)));
+              }
+  }
+  CHECK(tested >= 1); // emu16 at least
+}
+
+TEST_CASE("micro-kernels: f32_dwconv3x3_pad1, planes read in place") {
+  std::mt19937 rng(17);
+  auto all = forms();
+  for (int64_t S : {1, 2})
+    for (int64_t W : {24, 25, 33, 40, 41, 43, 58, 113})
+      for (int64_t H : {1, 2, 5, 8})
+        for (Act act : {Act::None, Act::Relu, Act::Hardswish}) {
+          int64_t OH = (H - 1) / S + 1, OW = (W - 1) / S + 1;
+          auto x = random(rng, size_t(H * W), -4.f, 4.f);
+          auto k = random(rng, 9);
+          float b = -0.5f;
+          auto ref = refDepthwise(x, H, W, OH, OW, S, 1, 1, k.data(), b, act);
+          ref.resize(ref.size() + 8, kSentinel);
+          std::vector<float> scalar;
+          for (const MicroKernels *t : all) {
+            std::vector<float> y(ref.size(), kSentinel);
+            t->depthwisePad1[S - 1](x.data(), y.data(), H, W, OH, OW, k.data(), b, epilogueOf(act));
+            std::string what = std::string(t->isa) + " f32_dwconv3x3_pad1 S " + std::to_string(S) +
+                               " " + std::to_string(H) + "x" + std::to_string(W);
+            expectNear(y, ref, 1e-5, 1e-5, what);
+            if (scalar.empty())
+              scalar = y;
+            else
+              expectNear(y, widen(scalar), 1e-6, 1e-6, what + " against scalar");
+          }
+        }
+}
+
+TEST_CASE("micro-kernels: f32_dwconv3x3_padded, short rows stored into the next") {
+  std::mt19937 rng(19);
+  auto all = forms();
+  for (int64_t S : {1, 2})
+    for (int64_t W : {3, 4, 5, 7, 8, 13, 14, 20})
+      for (int64_t H : {3, 4, 7})
+        for (int64_t P : {0, 1, 2}) {
+          int64_t OH = (H + 2 * P - 3) / S + 1, OW = (W + 2 * P - 3) / S + 1;
+          if (OH <= 0 || OW <= 0)
+            continue;
+          int64_t PWt = W + 2 * P, PHt = H + 2 * P;
+          auto x = random(rng, size_t(H * W), -4.f, 4.f);
+          // The zero-padded plane, then the 16-float gap reads may reach.
+          std::vector<float> pad(size_t(PHt * PWt + 16), 0.f);
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t w = 0; w < W; ++w)
+              pad[size_t((h + P) * PWt + w + P)] = x[size_t(h * W + w)];
+          auto k = random(rng, 9);
+          auto ref = refDepthwise(x, H, W, OH, OW, S, P, P, k.data(), 0.75f, Act::Relu6);
+          ref.resize(ref.size() + 8, kSentinel);
+          std::vector<float> scalar;
+          for (const MicroKernels *t : all) {
+            std::vector<float> y(ref.size(), kSentinel);
+            t->depthwisePadded[S - 1](pad.data(), PWt, y.data(), OH, OW, k.data(), 0.75f,
+                                      epilogueOf(Act::Relu6));
+            std::string what = std::string(t->isa) + " f32_dwconv3x3_padded S " +
+                               std::to_string(S) + " P " + std::to_string(P) + " " +
+                               std::to_string(H) + "x" + std::to_string(W);
+            expectNear(y, ref, 1e-5, 1e-5, what);
+            if (scalar.empty())
+              scalar = y;
+            else
+              expectNear(y, widen(scalar), 1e-6, 1e-6, what + " against scalar");
+          }
+        }
+}
+
+TEST_CASE("micro-kernels: f32_winograd43_input and _output, partial groups of 8 tiles") {
+  std::mt19937 rng(23);
+  const double Bt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+                           {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+  const double At[4][6] = {
+      {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+  auto all = forms();
+  for (int64_t TH : {1, 2, 3})
+    for (int64_t TW : {1, 3, 4, 9}) {
+      const int64_t T = TH * TW, PWt = 4 * TW + 2, PHt = 4 * TH + 2, vStride = T + 16;
+      auto pad = random(rng, size_t(PHt * PWt + 16));
+      std::vector<double> refV(size_t(36 * vStride), kSentinel);
+      for (int64_t t = 0; t < T; ++t) {
+        const float *d = pad.data() + 4 * (t / TW) * PWt + 4 * (t % TW);
+        for (int i = 0; i < 6; ++i)
+          for (int j = 0; j < 6; ++j) {
+            double s = 0;
+            for (int a = 0; a < 6; ++a)
+              for (int b = 0; b < 6; ++b)
+                s += Bt[i][a] * d[a * PWt + b] * Bt[j][b];
+            refV[size_t((i * 6 + j) * vStride + t)] = s;
+          }
+      }
+      auto m = random(rng, size_t(36 * vStride));
+      for (int64_t OH : {4 * TH - 3, 4 * TH})
+        for (int64_t OW : {4 * TW - 2, 4 * TW}) {
+          std::vector<double> refY(size_t(OH * OW) + 8, kSentinel);
+          for (int64_t t = 0; t < T; ++t)
+            for (int i = 0; i < 4; ++i)
+              for (int j = 0; j < 4; ++j) {
+                int64_t oh = 4 * (t / TW) + i, ow = 4 * (t % TW) + j;
+                if (oh >= OH || ow >= OW)
+                  continue;
+                double s = 0;
+                for (int a = 0; a < 6; ++a)
+                  for (int b = 0; b < 6; ++b)
+                    s += At[i][a] * m[size_t((a * 6 + b) * vStride + t)] * At[j][b];
+                refY[size_t(oh * OW + ow)] = s;
+              }
+          std::vector<float> scalarV, scalarY;
+          for (const MicroKernels *t : all) {
+            std::string what = std::string(t->isa) + " f32_winograd43 " + std::to_string(TH) +
+                               "x" + std::to_string(TW) + " tiles, " + std::to_string(OH) + "x" +
+                               std::to_string(OW);
+            std::vector<float> v(refV.size(), kSentinel), y(refY.size(), kSentinel);
+            t->winogradInput(pad.data(), PWt, TW, T, v.data(), vStride);
+            t->winogradOutput(m.data(), vStride, TW, T, y.data(), OH, OW);
+            expectNear(v, refV, 1e-4, 1e-5, what + " input");
+            expectNear(y, refY, 1e-4, 1e-5, what + " output");
+            if (scalarV.empty()) {
+              scalarV = v, scalarY = y;
+            } else {
+              // Sums of up to 36 terms of magnitude ~10: rounding differs
+              // where the compiler fuses other multiply-adds.
+              expectNear(v, widen(scalarV), 2e-5, 1e-6, what + " input against scalar");
+              expectNear(y, widen(scalarY), 2e-5, 1e-6, what + " output against scalar");
+            }
+          }
+        }
+    }
+}
+
+TEST_CASE("micro-kernels: f32_bias_act, per row and per element, every activation") {
+  std::mt19937 rng(29);
+  auto all = forms();
+  for (int64_t n : {0, 1, 7, 8, 9, 16, 23, 40})
+    for (int act = 0; act < kNumActs; ++act)
+      for (int perElement = 0; perElement < 2; ++perElement) {
+        auto x = random(rng, size_t(n), -20.f, 20.f);
+        auto bias = random(rng, size_t(n) + 1);
+        std::vector<double> ref(size_t(n) + 4, kSentinel);
+        for (int64_t j = 0; j < n; ++j)
+          ref[size_t(j)] = refAct(Act(act), double(x[j] + bias[perElement ? j : 0]), 0.2);
+        for (const MicroKernels *t : all) {
+          std::vector<float> p(x);
+          p.resize(ref.size(), kSentinel);
+          t->biasAct[act][perElement](p.data(), n, bias.data(), 0.2f);
+          // expApprox and its vector form: within 2 ulp of exp.
+          expectNear(p, ref, 1e-6, 1e-6,
+                     std::string(t->isa) + " f32_bias_act act " + std::to_string(act) + " n " +
+                         std::to_string(n) + (perElement ? " per element" : " per row"));
+        }
+      }
+}
+
+TEST_CASE("micro-kernels: f32_maxpool_row_s2 with NaN, 2 and 3 taps") {
+  std::mt19937 rng(31);
+  auto all = forms();
+  for (int64_t OW : {1, 3, 7, 8, 9, 16, 21})
+    for (int64_t kw : {2, 3}) {
+      auto t = random(rng, size_t(2 * OW + 24));
+      t[5] = NAN;
+      std::vector<double> ref(size_t(OW) + 4, kSentinel);
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        double m = -INFINITY;
+        for (int64_t k = 0; k < kw; ++k) {
+          double v = t[size_t(2 * ow + k)];
+          m = std::isnan(v) || std::isnan(m) ? NAN : std::max(m, v);
+        }
+        ref[size_t(ow)] = m;
+      }
+      for (const MicroKernels *k : all) {
+        std::vector<float> row(ref.size(), kSentinel);
+        k->maxRowStride2(t.data(), row.data(), OW, kw);
+        expectNear(row, ref, 0, 0,
+                   std::string(k->isa) + " f32_maxpool_row_s2 OW " + std::to_string(OW) + " kw " +
+                       std::to_string(kw));
+      }
+    }
+}
+
+TEST_CASE("micro-kernels: f32_mean_variance") {
+  std::mt19937 rng(37);
+  for (const MicroKernels *t : forms())
+    for (int64_t n : {1, 2, 7, 8, 9, 64, 71}) {
+      auto x = random(rng, size_t(n), 3.f, 5.f);
+      double s = 0, q = 0;
+      for (float v : x)
+        s += v;
+      double mean = s / double(n);
+      for (float v : x)
+        q += (v - mean) * (v - mean);
+      double m, var;
+      t->meanVariance(x.data(), n, &m, &var);
+      CHECK_MESSAGE(std::fabs(m - mean) <= 1e-12 * std::fabs(mean), std::string(t->isa) << " n " << n);
+      CHECK_MESSAGE(std::fabs(var - q / double(n)) <= 1e-12, std::string(t->isa) << " n " << n);
+    }
+}
