@@ -17,9 +17,11 @@
 #include "kc/Import/Importer.h"
 #include "kc/Import/PnnxParam.h"
 #include "kc/Pass/PassManager.h"
+#include "kc/Support/Npy.h"
 #include "kc/Support/ZipArchive.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 namespace kc::fuzz {
@@ -50,6 +52,30 @@ inline int zip(const uint8_t *data, size_t size) {
     if (auto err = (*z)->verifyCrc(e))
       llvm::consumeError(std::move(err));
   }
+  return 0;
+}
+
+/// The .npy reader; what it accepts must encode and read back unchanged
+/// (a mismatch aborts, which libFuzzer reports as a crash).
+inline int npy(const uint8_t *data, size_t size) {
+  auto a = readNpyBuffer(llvm::ArrayRef<uint8_t>(data, size), "fuzz.npy");
+  if (!a) {
+    llvm::consumeError(a.takeError());
+    return 0;
+  }
+  auto bytes = writeNpyBuffer(*a);
+  if (!bytes) {
+    // bf16 and c32 have no descriptor, so an accepted file always encodes.
+    llvm::consumeError(bytes.takeError());
+    std::abort();
+  }
+  auto back = readNpyBuffer(*bytes, "fuzz.npy (re-encoded)");
+  if (!back) {
+    llvm::consumeError(back.takeError());
+    std::abort();
+  }
+  if (back->dtype != a->dtype || back->shape != a->shape || back->data != a->data)
+    std::abort();
   return 0;
 }
 

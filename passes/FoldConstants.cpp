@@ -153,7 +153,7 @@ private:
       if (!dataArgs || !tt || !tt->isStatic())
         return post;
       uint64_t bytes = uint64_t(tt->numElements().value_or(0)) * dtypeSize(tt->dtype());
-      if (bytes > uint64_t(*p_.maxMb) * 1048576)
+      if (bytes >> 20 >= *p_.maxMb && bytes > (*p_.maxMb << 20)) // no overflow for any max-mb
         return post;
       auto folded = evaluate(*c, pre->type());
       if (!folded) {
@@ -199,7 +199,7 @@ private:
   };
 
   Option<bool> graph{this, "graph", "Also fold graph ops whose inputs are all constants", true};
-  Option<int64_t> maxMb{this, "max-mb", "Largest folded tensor, in MiB", 64};
+  Option<uint64_t> maxMb{this, "max-mb", "Largest folded tensor, in MiB", 64};
   Statistic numLiterals{this, "num-literals", "Expression subtrees folded to literals"};
   Statistic numGraph{this, "num-graph", "Graph ops folded to constants"};
 };

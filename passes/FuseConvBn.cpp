@@ -30,13 +30,15 @@ std::vector<float> floats(const ConstantNode *c) {
   if (!tt || tt->dtype() != DType::F32 || c->data()->size() % 4)
     return {};
   std::vector<float> v(c->data()->size() / 4);
-  std::memcpy(v.data(), c->data()->bytes().data(), c->data()->size());
+  if (!v.empty()) // an empty weight's bytes may be a null pointer
+    std::memcpy(v.data(), c->data()->bytes().data(), c->data()->size());
   return v;
 }
 
 Constant floatTensor(std::string name, Type t, const std::vector<float> &v) {
   std::vector<uint8_t> bytes(v.size() * 4);
-  std::memcpy(bytes.data(), v.data(), bytes.size());
+  if (!bytes.empty())
+    std::memcpy(bytes.data(), v.data(), bytes.size());
   return tensorConstant(std::move(name), std::move(t), TensorData::owned(std::move(bytes)));
 }
 

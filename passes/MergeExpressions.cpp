@@ -126,7 +126,7 @@ public:
     llvm::StringSet<> names;
     for (const Function &f : m.functions())
       names.insert(f->name());
-    Merger mg(uses, *maxOperands, callsOf, names);
+    Merger mg(uses, int64_t(std::min<uint64_t>(*maxOperands, INT64_MAX)), callsOf, names);
     rewriteMain(m, [&](const Expr &body) { return mg.Mutate(body); });
     m.removeUnreferencedFunctions();
     numMerged += mg.merged;
@@ -134,8 +134,8 @@ public:
   }
 
 private:
-  Option<int64_t> maxOperands{this, "max-operands", "Largest operand count of a merged function",
-                              16};
+  Option<uint64_t> maxOperands{this, "max-operands", "Largest operand count of a merged function",
+                               16};
   Statistic numMerged{this, "num-merged", "Expression calls merged into their consumer"};
 };
 

@@ -2,10 +2,12 @@
 # Builds kc's libFuzzer targets with clang-14 (ASan + UBSan) and runs each
 # for ${KC_FUZZ_SECONDS:-60} seconds on a seed corpus taken from
 # ../shared/models and ../shared/pnnx-corpus (when present) and the kept
-# regressions. A crash, leak, timeout or out-of-memory fails the script; its
-# input is left in build-fuzz/crashes/<target>/ to be kept under
-# fuzz/regressions/<target>/. Ends with one line per target: executions run
-# and the result. KC_JOBS (default 2) sets the build parallelism.
+# regressions (fuzz/regressions/<target>/, which also hold the committed
+# seeds), with fuzz/<target>.dict as dictionary where there is one. A
+# crash, leak, timeout or out-of-memory fails the script; its input is left
+# in build-fuzz/crashes/<target>/ to be kept under fuzz/regressions/<target>/.
+# Ends with one line per target: executions run and the result. KC_JOBS
+# (default 2) sets the build parallelism.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KC_WITH_FUZZ=1 bash scripts/setup.sh
@@ -15,7 +17,7 @@ models=${KC_MODELS_DIR:-$PWD/../shared/models}
 corpus=${KC_CORPUS_DIR:-$PWD/../shared/pnnx-corpus}
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKC_FUZZ=ON >/dev/null
-targets=(param zip expression kcText model)
+targets=(param zip npy expression kcText model)
 ninja -C "$build" -j"${KC_JOBS:-2}" $(printf 'kc-fuzz-%s ' "${targets[@]}") kc-opt
 
 # Leaks fail a run, except thread pools that OpenBLAS and OpenMP keep alive.
@@ -26,7 +28,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-$symbolizer}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:$symbolizer}
 
 seeds="$build/seeds"
-rm -rf "$seeds" && mkdir -p "$seeds"/{param,zip,expression,kcText,model}
+rm -rf "$seeds" && mkdir -p "$seeds"/{param,zip,npy,expression,kcText,model}
 params=$( (ls "$models"/*/model.pnnx.param; find "$corpus" -name '*.param') 2>/dev/null || true)
 for p in $params; do
   n=$(echo "$p" | md5sum | cut -c1-12)
@@ -43,6 +45,11 @@ for b in $( (ls "$models"/*/model.pnnx.bin; find "$corpus" -name '*.bin') 2>/dev
     cp "$b" "$seeds/zip/$(echo "$b" | md5sum | cut -c1-12)"
   fi
 done
+for n in $(ls "$models"/*/*.npy 2>/dev/null || true); do
+  if [ "$(stat -c %s "$n")" -le 65536 ]; then
+    cp "$n" "$seeds/npy/$(echo "$n" | md5sum | cut -c1-12)"
+  fi
+done
 for t in "${targets[@]}"; do
   cp fuzz/regressions/$t/* "$seeds/$t/" 2>/dev/null || true
 done
@@ -54,8 +61,10 @@ for t in "${targets[@]}"; do
   log="$build/fuzz-$t.log"
   echo "fuzz: kc-fuzz-$t for ${seconds}s ($(ls "$seeds/$t" | wc -l) seeds)"
   result=ok
+  dict=()
+  [ -f "fuzz/$t.dict" ] && dict=(-dict="fuzz/$t.dict")
   if ! "$build/bin/kc-fuzz-$t" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
-      -timeout=10 -print_final_stats=1 -artifact_prefix="$build/crashes/$t/" \
+      "${dict[@]}" -timeout=10 -print_final_stats=1 -artifact_prefix="$build/crashes/$t/" \
       "$build/corpus/$t" "$seeds/$t" > "$log" 2>&1; then
     if grep -q "ERROR: LeakSanitizer" "$log"; then
       result=LEAK

@@ -20,4 +20,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:$symbolizer}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:$symbolizer}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp}
 export LIT_OPTS="${LIT_OPTS:-} -j$jobs"
-ctest --test-dir "$build" --output-on-failure
+# The scale test (test/ScaleTest.cpp: models of 100,000 ops) is left out:
+# it takes 49-103 s in Release and several times that under ASan, which would
+# take CI on 2 cores past its 90 minutes; its code paths (import, planning,
+# the concat kernel) run under the sanitizers in the unit tests at small sizes.
+ctest --test-dir "$build" --output-on-failure -E '^scale$'

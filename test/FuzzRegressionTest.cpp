@@ -38,6 +38,7 @@ size_t runAll(const char *target, int (*body)(const uint8_t *, size_t)) {
 TEST_CASE("fuzz regressions: every kept input is handled without a crash") {
   CHECK(runAll("param", kc::fuzz::param) >= 0);
   CHECK(runAll("zip", kc::fuzz::zip) >= 1);
+  CHECK(runAll("npy", kc::fuzz::npy) >= 15);
   CHECK(runAll("expression", kc::fuzz::expression) >= 1);
   CHECK(runAll("kcText", kc::fuzz::kcText) >= 3);
   CHECK(runAll("model", kc::fuzz::model) >= 20);

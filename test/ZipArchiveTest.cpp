@@ -289,7 +289,7 @@ TEST_CASE("ZipWriter: errors") {
     llvm::Error err = w.writeTo("/nonexistent-dir/x.pnnx.bin");
     REQUIRE(!!err);
     std::string msg = llvm::toString(std::move(err));
-    CHECK_ERROR_CONTAINS(msg, "/nonexistent-dir/x.pnnx.bin: cannot open for writing");
+    CHECK_ERROR_CONTAINS(msg, "/nonexistent-dir/x.pnnx.bin: error: cannot open for writing");
   }
 }
 
@@ -645,6 +645,40 @@ TEST_CASE("ZipReader: errors") {
     CHECK_ERROR_CONTAINS(llvm::toString(reader.takeError()),
                          "/nonexistent/model.pnnx.bin: cannot open");
   }
+}
+
+TEST_CASE("ZipReader: entries that share bytes are refused") {
+  // The stored "b" (local header and data, 34 bytes) nested in the data of
+  // "a"; the central directory points "b" at that nested copy (offset 31).
+  ZipWriter only(ZipLayout::Plain);
+  only.add("b", Bytes{'x', 'y', 'z'});
+  Bytes inner = finishOk(only);
+  inner.resize(30 + 1 + 3);
+  for (bool bFirst : {false, true}) {
+    ZipWriter w(ZipLayout::Plain);
+    if (bFirst)
+      w.add("b", Bytes{'x', 'y', 'z'});
+    w.add("a", inner);
+    if (!bFirst)
+      w.add("b", Bytes{'x', 'y', 'z'});
+    Bytes zip = finishOk(w);
+    const size_t cd = get32(zip, zip.size() - 22 + 16);
+    const size_t bRecord = bFirst ? cd : cd + 46 + 1;
+    const size_t aOffset = bFirst ? 34 : 0;
+    set32(zip, bRecord + 42, uint32_t(aOffset + 31));
+    INFO("b listed first: " << bFirst);
+    std::string msg = readError(zip);
+    CHECK_ERROR_CONTAINS(msg, "test.pnnx.bin: entry 'b': local header and data [" +
+                                  std::to_string(aOffset + 31) + ", " +
+                                  std::to_string(aOffset + 65) + ") overlap entry 'a' [" +
+                                  std::to_string(aOffset) + ", " + std::to_string(aOffset + 65) +
+                                  "); entries must not share bytes");
+  }
+  // Without the patch the same archive reads.
+  ZipWriter w(ZipLayout::Plain);
+  w.add("a", inner);
+  w.add("b", Bytes{'x', 'y', 'z'});
+  CHECK(readError(finishOk(w)) == "");
 }
 
 TEST_CASE("ZipReader: comment after the end record is allowed") {

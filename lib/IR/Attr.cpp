@@ -1,5 +1,8 @@
 //===- Attr.cpp - Typed attribute values ----------------------------------===//
 #include "kc/IR/Attr.h"
+#include "kc/Support/FloatToInt.h"
+
+#include <optional>
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -64,17 +67,6 @@ AttrValue AttrValue::complexList(std::vector<std::complex<double>> l) {
   return v;
 }
 
-/// d truncated toward zero, saturated to int64's range; NaN becomes 0.
-static int64_t truncateToInt(double d) {
-  if (std::isnan(d))
-    return 0;
-  if (d >= 9223372036854775808.0)
-    return INT64_MAX;
-  if (d < -9223372036854775808.0)
-    return INT64_MIN;
-  return int64_t(d);
-}
-
 std::vector<int64_t> AttrValue::asIntVector() const {
   switch (kind_) {
   case Kind::Int:
@@ -82,13 +74,13 @@ std::vector<int64_t> AttrValue::asIntVector() const {
   case Kind::Bool:
     return {int64_t(b_)};
   case Kind::Float:
-    return {truncateToInt(d_)};
+    return {saturatingInt64(d_)};
   case Kind::IntList:
     return ints_;
   case Kind::FloatList: {
     std::vector<int64_t> r;
     for (double d : floats_)
-      r.push_back(truncateToInt(d));
+      r.push_back(saturatingInt64(d));
     return r;
   }
   default:
@@ -158,6 +150,25 @@ bool operator==(const AttrValue &a, const AttrValue &b) {
   return false;
 }
 
+bool literalFits(const AttrValue &v, DType dtype) {
+  if (!v.isBool() && !v.isNumber())
+    return false;
+  if (isFloating(dtype) || v.isBool())
+    return isFloating(dtype) || isInteger(dtype) || dtype == DType::Bool;
+  std::optional<int64_t> i = v.isInt() ? std::optional<int64_t>(v.getInt()) : exactInt64(v.getFloat());
+  if (!i)
+    return false;
+  switch (dtype) {
+  case DType::I64: return true;
+  case DType::I32: return *i >= INT32_MIN && *i <= INT32_MAX;
+  case DType::I16: return *i >= INT16_MIN && *i <= INT16_MAX;
+  case DType::I8: return *i >= INT8_MIN && *i <= INT8_MAX;
+  case DType::U8: return *i >= 0 && *i <= UINT8_MAX;
+  case DType::Bool: return *i == 0 || *i == 1;
+  default: return false;
+  }
+}
+
 std::string formatDouble(double d) {
   if (std::isnan(d))
     return std::signbit(d) ? "-nan" : "nan";
@@ -172,16 +183,23 @@ std::string formatDouble(double d) {
 }
 
 std::string quoteString(llvm::StringRef s) {
+  static const char hex[] = "0123456789abcdef";
   std::string r = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\')
-      r += '\\', r += c;
-    else if (c == '\n')
-      r += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      r += "\\x" + llvm::utohexstr(static_cast<unsigned char>(c), /*LowerCase=*/true, 2);
-    else
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      r += '\\';
       r += c;
+    } else if (c == '\n') {
+      r += "\\n";
+    } else if (u < 0x20 || u == 0x7f) {
+      // Always two hex digits: the parser reads exactly two.
+      r += "\\x";
+      r += hex[u >> 4];
+      r += hex[u & 15];
+    } else {
+      r += c;
+    }
   }
   return r + "\"";
 }

@@ -7,6 +7,7 @@
 #include "kc/IR/Parser.h"
 #include "kc/IR/Op.h"
 #include "kc/Import/PnnxParam.h"
+#include "kc/Support/Quote.h"
 #include "kc/Support/ZipArchive.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -31,6 +32,9 @@ public:
 private:
   unsigned &depth_;
 };
+
+/// A type as an error message shows it, bounded.
+std::string shown(const Type &t) { return clipInput(typeToString(t)); }
 
 class TextParser {
 public:
@@ -94,7 +98,7 @@ private:
     size_t n = 0;
     while (pos_ + n < text_.size() && n < 16 && !llvm::isSpace(text_[pos_ + n]))
       ++n;
-    return ", found '" + text_.substr(pos_, std::max<size_t>(n, 1)).str() + "'";
+    return ", found " + quoteInput(text_.substr(pos_, std::max<size_t>(n, 1)));
   }
 
   static bool isNameChar(char c) { return llvm::isAlnum(c) || c == '_' || c == '.'; }
@@ -140,7 +144,7 @@ private:
       } else if (e == '"' || e == '\\')
         s += e;
       else
-        return error("unknown escape '\\" + llvm::Twine(e) + "' in a string");
+        return error("unknown escape " + quoteInput(std::string("\\") + e) + " in a string");
     }
   }
 
@@ -181,7 +185,7 @@ private:
       return errorAt(at, "expected a type such as f32[1,3] or (f32[2], i64[])" + found());
     }
     if (peek() != '[')
-      return error("expected '[' after the element type '" + dt + "'");
+      return error("expected '[' after the element type " + quoteInput(dt));
     advance();
     std::vector<int64_t> dims;
     skipSpace();
@@ -214,7 +218,7 @@ private:
     Type t = tensorType(*dtype, dims);
     if (llvm::cast<TensorTypeNode>(t.get())->isStatic() &&
         !llvm::cast<TensorTypeNode>(t.get())->numElements())
-      return errorAt(at, "the type " + typeToString(t) + " has more elements than int64 holds");
+      return errorAt(at, "the type " + shown(t) + " has more elements than int64 holds");
     return t;
   }
 
@@ -281,15 +285,20 @@ private:
       return AttrValue::boolean(w == "true");
     // The printer writes complex numbers as `(re+imj)`.
     if (w.size() > 2 && w.front() == '(' && w.endswith("j)")) {
-      AttrValue c = parseParamValue(w.drop_front().drop_back());
-      if (c.kind() == AttrValue::Kind::Complex)
-        return c;
+      auto c = parseParamValue(w.drop_front().drop_back());
+      if (c && c->kind() == AttrValue::Kind::Complex)
+        return std::move(*c);
+      if (!c)
+        llvm::consumeError(c.takeError());
     }
-    AttrValue v = parseParamValue(w);
+    auto parsed = parseParamValue(w);
+    if (!parsed)
+      return errorAt(at, llvm::toString(parsed.takeError()));
+    AttrValue v = std::move(*parsed);
     if (v.isString() || v.isNone())
       return errorAt(at, "expected a value (a number, true/false, none, a quoted string, a "
-                         "list or a complex number), found '" +
-                             w + "'");
+                         "list or a complex number), found " +
+                             quoteInput(w));
     return v;
   }
 
@@ -333,9 +342,10 @@ private:
         return n.takeError();
       auto it = values_.find(*n);
       if (it == values_.end())
-        return errorAt(at, "use of undefined value '%" + *n + "'");
+        return errorAt(at, "use of undefined value " + quoteInput("%" + *n));
       return it->second;
     }
+    size_t literalStart = pos_;
     auto v = parseAttrValue();
     if (!v)
       return v.takeError();
@@ -354,6 +364,11 @@ private:
       }
       if (*dt != DType::Unknown)
         t = tensorType(*dt, {});
+      // A value the type cannot hold would be converted with undefined or
+      // surprising results at run time: refuse it here, naming it.
+      if ((isInteger(*dt) || *dt == DType::Bool) && !literalFits(*v, *dt))
+        return errorAt(at, "literal " + quoteInput(text_.slice(literalStart, pos_)) +
+                               " does not fit in " + dtypeName(*dt));
     }
     Constant c = scalarConstant(*v, t);
     c->setLoc(at);
@@ -363,8 +378,15 @@ private:
   /// A named tensor constant, shared by name within the module.
   llvm::Expected<Expr> tensorConst(const std::string &name, const Type &t, SourceLoc at) {
     auto it = consts_.find(name);
-    if (it != consts_.end() && typeEqual(it->second->type(), t))
-      return it->second;
+    if (it != consts_.end()) {
+      // One name, one tensor: a second declaration must repeat the type.
+      if (typeEqual(it->second->type(), t))
+        return it->second;
+      return errorAt(at, "constant @" + clipInput(name) + " is declared " + shown(t) +
+                             " here, but " + shown(it->second->type()) + " on line " +
+                             llvm::Twine(it->second->loc().line) + ":" +
+                             llvm::Twine(it->second->loc().col));
+    }
     TensorDataPtr data;
     if (weights_) {
       if (const ZipEntry *e = weights_->find(name)) {
@@ -373,8 +395,8 @@ private:
                                                       dtypeSize(tt->dtype())
                                                 : 0;
         if (e->size != need)
-          return errorAt(at, weights_->name() + ": entry '" + name + "' holds " +
-                                 llvm::Twine(e->size) + " bytes, but " + typeToString(t) +
+          return errorAt(at, weights_->name() + ": entry " + quoteInput(name) + " holds " +
+                                 llvm::Twine(e->size) + " bytes, but " + shown(t) +
                                  " needs " + llvm::Twine(need));
         data = TensorData::borrowed(weights_->file(),
                                     weights_->data(*e));
@@ -415,7 +437,7 @@ private:
         if (!t)
           return t.takeError();
         if (values_.count(*pn))
-          return errorAt(at, "parameter '%" + *pn + "' is declared twice");
+          return errorAt(at, "parameter " + quoteInput("%" + *pn) + " is declared twice");
         Var v = var(*pn, *t);
         v->setLoc(at);
         values_[*pn] = v;
@@ -439,7 +461,7 @@ private:
       if (consume("return"))
         break;
       if (pos_ >= text_.size())
-        return error("missing 'return' in @" + *name);
+        return error("missing 'return' in @" + clipInput(*name));
       if (auto e = parseStatement())
         return e;
     }
@@ -462,7 +484,7 @@ private:
     if (!name)
       return name.takeError();
     if (values_.count(*name))
-      return errorAt(at, "value '%" + *name + "' is defined twice");
+      return errorAt(at, "value " + quoteInput("%" + *name) + " is defined twice");
     if (auto e = expect("=", "after the defined name"))
       return e;
     auto value = parseDefinition();
@@ -521,11 +543,11 @@ private:
       if (idx.empty() || idx.getAsInteger(10, index))
         return errorAt(at, "expected '%value.index' to read a tuple field");
       if (it == values_.end())
-        return errorAt(at, "use of undefined value '%" + base + "'");
+        return errorAt(at, "use of undefined value " + quoteInput("%" + base.str()));
       auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(it->second->type().get());
       if (tt && index >= tt->size())
         return errorAt(at, "tuple field " + llvm::Twine(index) + " is out of range for " +
-                               typeToString(it->second->type()));
+                               shown(it->second->type()));
       TupleGetItem g = tupleGetItem(it->second, index);
       if (auto e = typeSuffix(g))
         return e;
@@ -555,7 +577,7 @@ private:
         return fn.takeError();
       Function f = module_lookup(*fn);
       if (!f)
-        return errorAt(at, "call of undefined function @" + *fn +
+        return errorAt(at, "call of undefined function @" + clipInput(*fn) +
                                " (functions must be defined before they are called)");
       callee = f;
     } else {
@@ -616,7 +638,8 @@ private:
           if (!c)
             return c.takeError();
           if (key.name.empty())
-            return errorAt(argAt, "a weight argument needs a key: 'key=@" + *wn + ": ...'");
+            return errorAt(argAt, "a weight argument needs a key: 'key=@" + clipInput(*wn) +
+                                      ": ...'");
           key.role = ArgRole::Weight;
           args.push_back(*c);
         } else {
@@ -688,7 +711,7 @@ public:
       if (!f)
         return f.takeError();
       if (functions_.count((*f)->name()))
-        return errorAt(fnLoc_, "function @" + (*f)->name() + " is defined twice");
+        return errorAt(fnLoc_, "function @" + clipInput((*f)->name()) + " is defined twice");
       functions_[(*f)->name()] = *f;
       m->add(*f);
       skipSpace();

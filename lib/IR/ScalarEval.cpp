@@ -1,5 +1,6 @@
 //===- ScalarEval.cpp - Evaluate expression ops on scalars ----------------===//
 #include "kc/IR/ScalarEval.h"
+#include "kc/Support/FloatToInt.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -50,10 +51,9 @@ static IntResult intPow(int64_t x, int64_t y) {
 /// v rounded by `round` as an int64, or nullopt when v is NaN, infinite or
 /// outside int64's range.
 template <typename F> static IntResult roundToInt(double v, F round) {
-  double r = round(v);
-  if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0))
-    return std::nullopt;
-  return AttrValue::integer(int64_t(r));
+  if (auto r = truncToInt64(round(v)))
+    return AttrValue::integer(*r);
+  return std::nullopt;
 }
 
 static std::optional<AttrValue> evalUnary(llvm::StringRef op, const AttrValue &x) {

@@ -1,5 +1,7 @@
 //===- TypeInference.cpp - Type inference ---------------------------------===//
 #include "kc/IR/TypeInference.h"
+#include "kc/IR/Diagnostic.h"
+#include "kc/Support/Quote.h"
 #include "kc/IR/Functor.h"
 #include "kc/IR/Op.h"
 
@@ -55,9 +57,12 @@ llvm::Expected<Type> inferCallType(const CallNode &call) {
 
 namespace {
 
+/// A type as diagnostics show it, bounded (a tuple type can be huge).
+std::string shown(const Type &t) { return clipInput(typeToString(t)); }
+
 class Inferrer {
 public:
-  explicit Inferrer(llvm::StringRef fn) : fn_(fn) {}
+  Inferrer(const Module &m, llvm::StringRef fn) : m_(m), fn_(fn) {}
 
   llvm::Error visit(const Expr &root) {
     llvm::Error err = llvm::Error::success();
@@ -76,16 +81,15 @@ private:
       auto t = inferCallType(*c);
       if (!t) {
         // Type rules name the op themselves; error() names it once more
-        // with its line, so the rule's own prefix is dropped.
+        // with its place, so the rule's own prefix is dropped.
         std::string msg = llvm::toString(t.takeError());
-        std::string who = c->calleeName().str();
-        if (!c->name().empty())
-          who += " '" + c->name() + "'";
         llvm::StringRef rest(msg);
-        if (rest.consume_front(who + ": "))
+        if (rest.consume_front(describeCall(*c) + ": "))
           msg = rest.str();
         return error(c, msg);
       }
+      if (auto e = checkArguments(*c))
+        return e;
       inferred = *t;
     } else if (auto *t = llvm::dyn_cast<TupleNode>(e)) {
       std::vector<Type> fields;
@@ -96,7 +100,7 @@ private:
       if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(g->tuple()->type().get())) {
         if (g->index() >= tt->size())
           return error(g, "tuple index " + llvm::Twine(g->index()) + " out of range for " +
-                              typeToString(g->tuple()->type()));
+                              shown(g->tuple()->type()));
         inferred = tt->fields()[g->index()];
       }
     } else {
@@ -104,27 +108,36 @@ private:
     }
     auto u = unifyTypes(e->type(), inferred);
     if (!u)
-      return error(e, "inferred " + typeToString(inferred) + " but the model declares " +
-                          typeToString(e->type()));
+      return error(e, "inferred " + shown(inferred) + " but the model declares " +
+                          shown(e->type()));
     e->setType(*u);
     return llvm::Error::success();
   }
 
-  llvm::Error error(const ExprNode *e, const llvm::Twine &msg) const {
-    std::string who;
-    if (auto *c = llvm::dyn_cast<CallNode>(e)) {
-      who = c->calleeName().str();
-      if (!c->name().empty())
-        who += " '" + c->name() + "'";
-    } else {
-      who = nodeKindName(e->kind()).str();
+  /// The arguments of a call of a function must agree with the types its
+  /// parameters declare: the producer's and the consumer's declarations of
+  /// one value may not contradict each other.
+  llvm::Error checkArguments(const CallNode &c) const {
+    auto *f = llvm::dyn_cast<FunctionNode>(c.callee().get());
+    if (!f || f->params().size() != c.numArgs())
+      return llvm::Error::success(); // the verifier reports a wrong count
+    for (size_t i = 0; i < c.numArgs(); ++i) {
+      const Var &p = f->params()[i];
+      if (!unifyTypes(p->type(), c.arg(i)->type()))
+        return error(&c, "argument " + llvm::Twine(i) + " is " + shown(c.arg(i)->type()) +
+                             ", but @" + clipInput(f->name()) + " declares its parameter %" +
+                             clipInput(p->name()) + " as " + shown(p->type()) +
+                             (p->loc().valid() ? " on line " + std::to_string(p->loc().line)
+                                               : std::string()));
     }
-    if (e->loc().valid())
-      who += " (line " + std::to_string(e->loc().line) + ")";
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "@" + fn_ + ": " + who + ": " + msg);
+    return llvm::Error::success();
   }
 
+  llvm::Error error(const ExprNode *e, const llvm::Twine &msg) const {
+    return moduleError(m_, e->loc(), "@" + clipInput(fn_) + ": " + describeNode(*e) + ": " + msg);
+  }
+
+  const Module &m_;
   std::string fn_;
 };
 
@@ -135,18 +148,17 @@ llvm::Error inferTypes(Module &m) {
   for (const Function &f : m.functions()) {
     if (f->name() == "main")
       continue;
-    Inferrer inf(f->name());
+    Inferrer inf(m, f->name());
     if (llvm::Error e = inf.visit(f->body()))
       return e;
     if (f->retType() && f->body()->type() && !unifyTypes(f->retType(), f->body()->type()))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "@" + f->name() + ": body has type " +
-                                         typeToString(f->body()->type()) +
-                                         " but the function returns " +
-                                         typeToString(f->retType()));
+      return moduleError(m, f->loc(),
+                         "@" + clipInput(f->name()) + ": body has type " +
+                             shown(f->body()->type()) + " but the function returns " +
+                             shown(f->retType()));
   }
   if (Function main = m.main()) {
-    Inferrer inf("main");
+    Inferrer inf(m, "main");
     return inf.visit(main->body());
   }
   return llvm::Error::success();

@@ -1,5 +1,7 @@
 //===- Verifier.cpp - IR invariants ---------------------------------------===//
 #include "kc/IR/Verifier.h"
+#include "kc/IR/Diagnostic.h"
+#include "kc/Support/Quote.h"
 #include "kc/IR/Functor.h"
 #include "kc/IR/Op.h"
 
@@ -40,7 +42,7 @@ public:
       const ExprNode *e = stack.back();
       stack.pop_back();
       if (!e) {
-        err = fail("a null operand");
+        err = fail(nullptr, "a null operand");
         break;
       }
       if (!seen.insert(e).second)
@@ -60,42 +62,41 @@ public:
   }
 
 private:
-  llvm::Error fail(const llvm::Twine &msg) const {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "verifier: @" + fn_.name() + ": " + msg);
+  /// `file:line:col: error: @fn: msg` at `e` (at the function without one).
+  llvm::Error fail(const ExprNode *e, const llvm::Twine &msg) const {
+    SourceLoc loc = e && e->loc().valid() ? e->loc() : fn_.loc();
+    return moduleError(m_, loc, "@" + clipInput(fn_.name()) + ": " + msg);
   }
   llvm::Error failAt(const CallNode *c, const llvm::Twine &msg) const {
-    std::string who = c->calleeName().str();
-    if (!c->name().empty())
-      who += " '" + c->name() + "'";
-    return fail(who + ": " + msg);
+    return fail(c, describeCall(*c) + ": " + msg);
   }
 
   llvm::Error check(const ExprNode *e) {
     if (auto *v = llvm::dyn_cast<VarNode>(e)) {
       if (!params_.count(v))
-        return fail("%" + v->name() + " is not a parameter of this function");
+        return fail(v, "%" + clipInput(v->name()) + " is not a parameter of this function");
       return llvm::Error::success();
     }
     if (auto *g = llvm::dyn_cast<TupleGetItemNode>(e)) {
       if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(g->tuple()->type().get()))
         if (g->index() >= tt->size())
-          return fail("tuple item ." + llvm::Twine(g->index()) + " of a " +
-                      llvm::Twine(tt->size()) + "-tuple");
+          return fail(g, "tuple item ." + llvm::Twine(g->index()) + " of a " +
+                             llvm::Twine(tt->size()) + "-tuple");
       return llvm::Error::success();
     }
     if (llvm::isa<FunctionNode>(e) || llvm::isa<OpNode>(e))
-      return fail(nodeKindName(e->kind()) + " used as a value");
+      return fail(e, nodeKindName(e->kind()) + " used as a value");
     auto *c = llvm::dyn_cast<CallNode>(e);
     if (!c)
       return llvm::Error::success();
     if (auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get())) {
       Function inModule = m_.lookup(f->name());
       if (!inModule)
-        return failAt(c, "calls @" + f->name() + ", which is not in the module");
+        return failAt(c, "calls @" + clipInput(f->name()) + ", which is not in the module");
       if (f->params().size() != c->numArgs())
         return failAt(c, "passes " + llvm::Twine(c->numArgs()) + " argument(s) to @" +
-                             f->name() + ", which takes " + llvm::Twine(f->params().size()));
+                             clipInput(f->name()) + ", which takes " +
+                             llvm::Twine(f->params().size()));
       return llvm::Error::success();
     }
     const OpDef *op = c->opDef();
@@ -111,7 +112,7 @@ private:
         continue;
       }
       if (!llvm::isa<ConstantNode>(c->arg(i).get()))
-        return failAt(c, "weight '" + k.name + "' is not a constant");
+        return failAt(c, "weight " + quoteInput(k.name) + " is not a constant");
     }
     if (op->is(OpFlags::ExprOp) && op->arity() >= 0 && data != size_t(op->arity()))
       return failAt(c, "expected " + llvm::Twine(op->arity()) + " operand(s), got " +
@@ -122,12 +123,13 @@ private:
                            " data input(s), got " + llvm::Twine(data));
     for (auto &[name, optional] : op->weights())
       if (!optional && !c->weight(name))
-        return failAt(c, "missing weight '" + name + "'");
+        return failAt(c, "missing weight " + quoteInput(name));
     for (auto &[key, value] : c->attrs().entries())
       if (const AttrSpec *spec = op->findAttr(key))
         if (!kindFits(spec->dflt.kind(), value.kind()))
-          return failAt(c, "attribute '" + key + "' should be " + spec->dflt.kindName() +
-                               ", got " + value.kindName() + " " + attrToString(value));
+          return failAt(c, "attribute " + quoteInput(key) + " should be " +
+                               spec->dflt.kindName() + ", got " + value.kindName() + " " +
+                               clipInput(attrToString(value)));
     return llvm::Error::success();
   }
 
@@ -140,8 +142,7 @@ private:
 
 llvm::Error verifyModule(const Module &m) {
   if (!m.main())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "verifier: the module has no @main");
+    return moduleError(m, {}, "the module has no @main");
   for (const Function &f : m.functions())
     if (llvm::Error e = Verifier(m, *f).run())
       return e;

@@ -4,6 +4,7 @@
 #include "kc/IR/Op.h"
 #include "kc/IR/Rpn.h"
 #include "kc/Import/Importer.h"
+#include "kc/Support/OutputFile.h"
 #include "kc/Support/ZipArchive.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -386,25 +387,11 @@ llvm::Error exportPnnx(const Module &m, llvm::StringRef paramPath, llvm::StringR
   auto r = exportPnnx(m);
   if (!r)
     return r.takeError();
-  std::error_code ec;
-  llvm::raw_fd_ostream os(paramPath, ec);
-  if (ec)
-    return llvm::createStringError(ec, paramPath + ": error: cannot write: " + ec.message());
-  os << r->param;
-  os.close();
-  if (os.has_error())
-    return llvm::createStringError(os.error(), paramPath + ": error: write failed");
+  if (auto e = writeOutputFile(paramPath, llvm::StringRef(r->param)))
+    return e;
   if (!r->bin)
     return llvm::Error::success();
-  std::string bin = binPath.empty() ? weightPathFor(paramPath) : binPath.str();
-  llvm::raw_fd_ostream bs(bin, ec);
-  if (ec)
-    return llvm::createStringError(ec, bin + ": error: cannot write: " + ec.message());
-  bs.write(reinterpret_cast<const char *>(r->bin->data()), r->bin->size());
-  bs.close();
-  if (bs.has_error())
-    return llvm::createStringError(bs.error(), bin + ": error: write failed");
-  return llvm::Error::success();
+  return writeOutputFile(binPath.empty() ? weightPathFor(paramPath) : binPath.str(), *r->bin);
 }
 
 } // namespace kc

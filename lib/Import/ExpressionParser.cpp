@@ -1,6 +1,7 @@
 //===- ExpressionParser.cpp - pnnx.Expression to IR -----------------------===//
 #include "kc/Import/ExpressionParser.h"
 #include "kc/Import/PnnxParam.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -44,7 +45,8 @@ public:
     if (!e)
       return e.takeError();
     if (pos_ != text_.size())
-      return error("unexpected '" + text_.substr(pos_, 1) + "' after the end of the expression");
+      return error("unexpected " + quoteInput(text_.substr(pos_, 1)) +
+                   " after the end of the expression");
     return e;
   }
 
@@ -98,7 +100,7 @@ private:
     size_t start = pos_;
     llvm::StringRef w = word();
     if (w.empty())
-      return error(pos_ < text_.size() ? "unexpected '" + text_.substr(pos_, 1) + "'"
+      return error(pos_ < text_.size() ? "unexpected " + quoteInput(text_.substr(pos_, 1))
                                        : llvm::Twine("unexpected end of expression"));
     if (peek('('))
       return parseCall(w, start, depth);
@@ -106,7 +108,7 @@ private:
       unsigned idx;
       if (w.drop_front().getAsInteger(10, idx)) {
         pos_ = start;
-        return error("bad operand reference '" + w + "'");
+        return error("bad operand reference " + quoteInput(w));
       }
       if (idx >= params_.size()) {
         pos_ = start;
@@ -122,7 +124,7 @@ private:
     int arity = expressionArity(name);
     if (arity == 0) {
       pos_ = start;
-      return error("unknown function '" + name + "'");
+      return error("unknown function " + quoteInput(name));
     }
     ++pos_; // '('
     llvm::SmallVector<Expr, 2> args;
@@ -138,13 +140,13 @@ private:
       break;
     }
     if (!peek(')'))
-      return error(pos_ < text_.size() ? "expected ',' or ')' in the arguments of '" + name + "'"
-                                       : "missing ')' for '" + name + "'");
+      return error(pos_ < text_.size() ? "expected ',' or ')' in the arguments of " + quoteInput(name)
+                                       : "missing ')' for " + quoteInput(name));
     ++pos_;
     bool ok = arity > 0 ? int(args.size()) == arity : (args.size() == 1 || args.size() == 2);
     if (!ok) {
       pos_ = start;
-      return error("'" + name + "' takes " +
+      return error(quoteInput(name) + " takes " +
                    (arity > 0 ? llvm::Twine(arity) : llvm::Twine("1 or 2")) +
                    " argument(s), got " + llvm::Twine(args.size()));
     }
@@ -152,7 +154,12 @@ private:
   }
 
   llvm::Expected<Expr> literal(llvm::StringRef w) {
-    AttrValue v = parseParamValue(w);
+    auto parsed = parseParamValue(w);
+    if (!parsed) {
+      pos_ -= w.size(); // point at the literal
+      return error(llvm::toString(parsed.takeError()));
+    }
+    AttrValue v = std::move(*parsed);
     switch (v.kind()) {
     case AttrValue::Kind::Int:
       return Expr(intConstant(v.getInt()));

@@ -1,6 +1,7 @@
 //===- Importer.cpp - PNNX model to kc IR ---------------------------------===//
 #include "kc/Import/Importer.h"
 #include "kc/IR/Op.h"
+#include "kc/Support/Quote.h"
 #include "kc/Support/ZipArchive.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -33,7 +34,7 @@ private:
                                        ": error: " + msg);
   }
   llvm::Error opError(const ParamOp &op, const llvm::Twine &msg) const {
-    return errorAt(op, 1, op.type + " '" + op.name + "': " + msg);
+    return errorAt(op, 1, clipInput(op.type) + " " + quoteInput(op.name) + ": " + msg);
   }
 
   llvm::Expected<Type> typeOf(const ParamOp &op, const ShapeDecl &d) const;
@@ -56,7 +57,14 @@ private:
   llvm::StringRef file_;
   const ZipReader *zip_;
   const ImportOptions &opts_;
-  llvm::StringMap<ShapeDecl> annotations_;
+  /// The declared type of each annotated operand, and where it was first
+  /// declared.
+  struct Declared {
+    ShapeDecl decl;
+    unsigned line, col;
+  };
+  llvm::Error declare(const ParamOp &op, const Annotation &a);
+  llvm::StringMap<Declared> annotations_;
   llvm::StringMap<Expr> values_;
   llvm::StringMap<unsigned> definedOn_;
 };
@@ -75,7 +83,35 @@ llvm::Expected<Type> Importer::operandType(const ParamOp &op, const std::string 
   auto it = annotations_.find(operand);
   if (it == annotations_.end())
     return Type();
-  return typeOf(op, it->second);
+  return typeOf(op, it->second.decl);
+}
+
+/// Records annotation `a`. Annotations of one operand (its producer's, each
+/// consumer's, or two on one line) must agree: same dtype, rank and static
+/// dims, where `?` agrees with any size and `null` with any dtype; the most
+/// precise is kept. Anything else is a contradiction, and no declaration
+/// may silently win over another.
+llvm::Error Importer::declare(const ParamOp &op, const Annotation &a) {
+  auto [it, fresh] = annotations_.try_emplace(a.operand, Declared{a.decl, op.line, a.col});
+  if (fresh)
+    return llvm::Error::success();
+  ShapeDecl &have = it->second.decl;
+  bool agree = have.dims.size() == a.decl.dims.size() &&
+               (have.dtype == a.decl.dtype || have.dtype == DType::Unknown ||
+                a.decl.dtype == DType::Unknown);
+  for (size_t k = 0; agree && k < have.dims.size(); ++k)
+    agree = have.dims[k] < 0 || a.decl.dims[k] < 0 || have.dims[k] == a.decl.dims[k];
+  if (!agree)
+    return errorAt(op, a.col,
+                   "operand " + quoteInput(a.operand) + " is declared " + a.decl.text() +
+                       " here, but " + have.text() + " on line " + llvm::Twine(it->second.line) +
+                       ":" + llvm::Twine(it->second.col));
+  if (have.dtype == DType::Unknown)
+    have.dtype = a.decl.dtype;
+  for (size_t k = 0; k < have.dims.size(); ++k)
+    if (have.dims[k] < 0)
+      have.dims[k] = a.decl.dims[k];
+  return llvm::Error::success();
 }
 
 llvm::Expected<Constant> Importer::weight(const ParamOp &op, const std::string &key,
@@ -89,18 +125,19 @@ llvm::Expected<Constant> Importer::weight(const ParamOp &op, const std::string &
   uint64_t need = uint64_t(count) * dtypeSize(d.dtype);
   if (!zip_) {
     if (opts_.requireWeights)
-      return opError(op, "weight '" + name + "' needs the .bin archive, which is absent");
+      return opError(op, "weight " + quoteInput(name) + " needs the .bin archive, which is absent");
     return tensorConstant(name, *t, nullptr);
   }
   const ZipEntry *e = zip_->find(name);
   if (!e) {
     if (count == 0 || d.dtype == DType::Unknown)
       return tensorConstant(name, *t, TensorData::owned({}));
-    return opError(op, "weight '" + name + "' is missing from " + zip_->name());
+    return opError(op, "weight " + quoteInput(name) + " is missing from " + zip_->name());
   }
   bool scalarOk = d.dims.empty() && (e->size == 0 || e->size == dtypeSize(d.dtype));
   if (e->size != need && !scalarOk)
-    return opError(op, zip_->name() + ": entry '" + name + "' holds " + llvm::Twine(e->size) +
+    return opError(op, zip_->name() + ": entry " + quoteInput(name) + " holds " +
+                           llvm::Twine(e->size) +
                            " bytes, but @" + key + " declares " + typeToString(*t) + ", which needs " +
                            llvm::Twine(need));
   auto file = zip_->file();
@@ -113,7 +150,7 @@ llvm::Error Importer::define(const ParamOp &op, size_t outIndex, Expr value) {
   auto [it, inserted] = definedOn_.try_emplace(operand, op.line);
   if (!inserted)
     return errorAt(op, op.outputCols[outIndex],
-                   "operand '" + operand + "' is already defined on line " +
+                   "operand " + quoteInput(operand) + " is already defined on line " +
                        llvm::Twine(it->second));
   values_[operand] = std::move(value);
   return llvm::Error::success();
@@ -122,10 +159,11 @@ llvm::Error Importer::define(const ParamOp &op, size_t outIndex, Expr value) {
 llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
   auto m = std::make_shared<Module>();
   m->setSourceName(file_.str());
-  // An annotation anywhere applies to the operand everywhere (last one wins).
+  // An annotation anywhere applies to the operand everywhere.
   for (const ParamOp &op : pf.ops)
-    for (auto &[operand, decl] : op.annotations)
-      annotations_[operand] = decl;
+    for (const Annotation &a : op.annotations)
+      if (auto e = declare(op, a))
+        return std::move(e);
 
   // Where each operand is produced, to tell a use before the definition (a
   // cycle or misordered lines) from a name that is never defined.
@@ -142,7 +180,7 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
   for (const ParamOp &op : pf.ops) {
     auto [it, fresh] = opNames.try_emplace(op.name, op.line);
     if (!fresh)
-      return errorAt(op, 1, "operator name '" + op.name + "' is already used on line " +
+      return errorAt(op, 1, "operator name " + quoteInput(op.name) + " is already used on line " +
                                 llvm::Twine(it->second));
     std::vector<Expr> inputs;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
@@ -150,9 +188,11 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       if (v == values_.end()) {
         auto p = producedOn.find(op.inputs[i]);
         if (p == producedOn.end())
-          return errorAt(op, op.inputCols[i], "operand '" + op.inputs[i] + "' is never defined");
+          return errorAt(op, op.inputCols[i],
+                         "operand " + quoteInput(op.inputs[i]) + " is never defined");
         return errorAt(op, op.inputCols[i],
-                       "operand '" + op.inputs[i] + "' is used before its definition on line " +
+                       "operand " + quoteInput(op.inputs[i]) +
+                           " is used before its definition on line " +
                            llvm::Twine(p->second) +
                            " (a cycle, or lines out of order: operands must be defined on an "
                            "earlier line)");
@@ -248,7 +288,7 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       }
       auto body = parseExpression(expr->getString(), fparams, opts_.exprLimits);
       if (!body)
-        return opError(op, "in expr=" + expr->getString() + ": " +
+        return opError(op, "in expr=" + quoteInput(expr->getString()) + ": " +
                                llvm::toString(body.takeError()));
       auto rt = operandType(op, op.outputs[0]);
       if (!rt)

@@ -1,13 +1,22 @@
 //===- PnnxParam.cpp - The .pnnx.param text format ------------------------===//
 #include "kc/Import/PnnxParam.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 #include <cstdlib>
 
 namespace kc {
+
+std::string ShapeDecl::text() const {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? "," : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
+  return s + ")" + dtypeName(dtype).str();
+}
 
 const AttrValue *ParamOp::param(llvm::StringRef key) const {
   for (auto &p : params)
@@ -93,9 +102,25 @@ std::optional<std::complex<double>> parseComplex(llvm::StringRef s) {
   return std::nullopt;
 }
 
+/// Digits with an optional sign: text that can only mean an integer.
+bool integerText(llvm::StringRef s) {
+  if (s.startswith("-") || s.startswith("+"))
+    s = s.drop_front();
+  return !s.empty() && llvm::all_of(s, llvm::isDigit);
+}
+
+/// An integer that int64 cannot hold must not turn into a float (it would
+/// print as 1e+23 and never read back as what was written).
+llvm::Error checkIntegerRange(llvm::StringRef s) {
+  if (integerText(s) && !parseInt(s))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "integer " + quoteInput(s) + " does not fit in int64");
+  return llvm::Error::success();
+}
+
 } // namespace
 
-AttrValue parseParamValue(llvm::StringRef v) {
+llvm::Expected<AttrValue> parseParamValue(llvm::StringRef v) {
   if (v == "None" || v == "()" || v == "[]")
     return AttrValue::none();
   if (v == "True" || v == "False")
@@ -106,6 +131,8 @@ AttrValue parseParamValue(llvm::StringRef v) {
     v.drop_front().drop_back().split(elems, ',');
     bool allInt = true, allNum = true, allComplex = true;
     for (llvm::StringRef e : elems) {
+      if (auto err = checkIntegerRange(e))
+        return std::move(err);
       bool isInt = parseInt(e).has_value(), isNum = isInt || parseDouble(e).has_value();
       allInt &= isInt;
       allNum &= isNum;
@@ -134,6 +161,8 @@ AttrValue parseParamValue(llvm::StringRef v) {
       l.push_back(e.str());
     return AttrValue::stringList(std::move(l));
   }
+  if (auto err = checkIntegerRange(v))
+    return std::move(err);
   if (auto i = parseInt(v))
     return AttrValue::integer(*i);
   if (auto d = parseDouble(v))
@@ -148,33 +177,33 @@ llvm::Expected<ShapeDecl> parseShapeDecl(llvm::StringRef text, bool allowDynamic
     return llvm::createStringError(llvm::inconvertibleErrorCode(), m);
   };
   if (!text.startswith("("))
-    return fail("expected '(dims)dtype', got '" + text + "'");
+    return fail("expected '(dims)dtype', got " + quoteInput(text));
   size_t close = text.find(')');
   if (close == llvm::StringRef::npos)
-    return fail("missing ')' in shape '" + text + "'");
+    return fail("missing ')' in shape " + quoteInput(text));
   ShapeDecl d;
   llvm::StringRef dimsText = text.slice(1, close), suffix = text.drop_front(close + 1);
   auto dt = parseDType(suffix);
   if (!dt)
-    return fail("unknown dtype '" + suffix + "' in '" + text +
-                "' (expected f32, f64, f16, i32, i64, i16, i8, u8, bool, c64, c128, c32, bf16 or "
+    return fail("unknown dtype " + quoteInput(suffix) + " in " + quoteInput(text) +
+                " (expected f32, f64, f16, i32, i64, i16, i8, u8, bool, c64, c128, c32, bf16 or "
                 "null)");
   d.dtype = *dt;
   if (!dimsText.empty()) {
     llvm::SmallVector<llvm::StringRef, 6> parts;
     dimsText.split(parts, ',');
     if (parts.size() > 64)
-      return fail("shape '" + text + "' has more than 64 dims");
+      return fail("shape " + quoteInput(text) + " has more than 64 dims");
     for (llvm::StringRef p : parts) {
       if (p == "?") {
         if (!allowDynamic)
-          return fail("dynamic dim '?' is not allowed in a weight shape '" + text + "'");
+          return fail("dynamic dim '?' is not allowed in a weight shape " + quoteInput(text));
         d.dims.push_back(-1);
         continue;
       }
       int64_t v;
       if (p.getAsInteger(10, v) || v < 0)
-        return fail("bad dim '" + p + "' in shape '" + text + "'");
+        return fail("bad dim " + quoteInput(p) + " in shape " + quoteInput(text));
       d.dims.push_back(v);
     }
   }
@@ -253,10 +282,10 @@ llvm::Expected<ParamFile> parseParamFile(llvm::StringRef text, llvm::StringRef f
     uint64_t nin, nout;
     if (toks[2].text.getAsInteger(10, nin))
       return errorAt(fileName, lineNo, toks[2].col,
-                     "expected an input count, got '" + toks[2].text + "'");
+                     "expected an input count, got " + quoteInput(toks[2].text));
     if (toks[3].text.getAsInteger(10, nout))
       return errorAt(fileName, lineNo, toks[3].col,
-                     "expected an output count, got '" + toks[3].text + "'");
+                     "expected an output count, got " + quoteInput(toks[3].text));
     if (nin > toks.size() || nout > toks.size() || 4 + nin + nout > toks.size())
       return errorAt(fileName, lineNo, toks[2].col,
                      "the line declares " + llvm::Twine(nin) + " inputs and " +
@@ -273,11 +302,14 @@ llvm::Expected<ParamFile> parseParamFile(llvm::StringRef text, llvm::StringRef f
     }
     op.inputNames.assign(nin, "");
     size_t lastNamed = 0;
+    // The operands on this line, built at the first annotation: a line may
+    // carry many thousands of both.
+    llvm::StringSet<> onLine;
     for (; t < toks.size(); ++t) {
       llvm::StringRef tok = toks[t].text;
       size_t eq = tok.find('=');
       if (eq == llvm::StringRef::npos || eq == 0)
-        return errorAt(fileName, lineNo, toks[t].col, "expected key=value, got '" + tok + "'");
+        return errorAt(fileName, lineNo, toks[t].col, "expected key=value, got " + quoteInput(tok));
       llvm::StringRef key = tok.take_front(eq), value = tok.drop_front(eq + 1);
       unsigned vcol = toks[t].col + eq + 1;
       // A bare sigil would make an unnamed weight, operand or argument, which
@@ -285,15 +317,16 @@ llvm::Expected<ParamFile> parseParamFile(llvm::StringRef text, llvm::StringRef f
       if (key.size() == 1 && llvm::StringRef("@#$").contains(key.front())) {
         const char *what = key == "@" ? "a weight" : key == "#" ? "an operand" : "an argument";
         return errorAt(fileName, lineNo, toks[t].col,
-                       "expected " + llvm::Twine(what) + " name after '" + key + "', got '" + tok +
-                           "'");
+                       "expected " + llvm::Twine(what) + " name after '" + key + "', got " +
+                           quoteInput(tok));
       }
       switch (key.front()) {
       case '@': {
         auto d = parseShapeDecl(value, /*allowDynamic=*/false);
         if (!d)
           return errorAt(fileName, lineNo, vcol,
-                         "weight '" + key.drop_front() + "': " + llvm::toString(d.takeError()));
+                         "weight " + quoteInput(key.drop_front()) + ": " +
+                             llvm::toString(d.takeError()));
         op.weights.push_back({key.drop_front().str(), *d});
         break;
       }
@@ -309,28 +342,38 @@ llvm::Expected<ParamFile> parseParamFile(llvm::StringRef text, llvm::StringRef f
           }
         if (!found)
           return errorAt(fileName, lineNo, toks[t].col,
-                         "argument name '" + key + "' refers to operand '" + value +
-                             "', which is not an input of this operator");
+                         "argument name " + quoteInput(key) + " refers to operand " +
+                             quoteInput(value) + ", which is not an input of this operator");
         break;
       }
       case '#': {
         llvm::StringRef operand = key.drop_front();
-        bool onLine = llvm::is_contained(op.inputs, operand) ||
-                      llvm::is_contained(op.outputs, operand);
-        if (!onLine)
+        if (onLine.empty()) {
+          onLine.insert(op.inputs.begin(), op.inputs.end());
+          onLine.insert(op.outputs.begin(), op.outputs.end());
+        }
+        if (!onLine.count(operand))
           return errorAt(fileName, lineNo, toks[t].col,
-                         "annotation '" + key + "' names an operand that is not on this line");
+                         "annotation " + quoteInput(key) +
+                             " names an operand that is not on this line");
         auto d = parseShapeDecl(value, /*allowDynamic=*/true);
         if (!d)
           return errorAt(fileName, lineNo, vcol,
-                         "operand '" + operand + "': " + llvm::toString(d.takeError()));
-        op.annotations.push_back({operand.str(), *d});
+                         "operand " + quoteInput(operand) + ": " + llvm::toString(d.takeError()));
+        op.annotations.push_back({operand.str(), *d, toks[t].col});
         break;
       }
       default:
         // `expr` holds whole expressions: never parse it as a list.
-        op.params.push_back(
-            {key.str(), key == "expr" ? AttrValue::string(value.str()) : parseParamValue(value)});
+        if (key == "expr") {
+          op.params.push_back({key.str(), AttrValue::string(value.str())});
+          break;
+        }
+        auto v = parseParamValue(value);
+        if (!v)
+          return errorAt(fileName, lineNo, vcol,
+                         "parameter " + quoteInput(key) + ": " + llvm::toString(v.takeError()));
+        op.params.push_back({key.str(), std::move(*v)});
         break;
       }
     }

@@ -1,6 +1,7 @@
 //===- Pass.cpp - Passes, options, statistics and the registry ------------===//
 #include "kc/Pass/Pass.h"
 #include "kc/IR/Attr.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -29,20 +30,29 @@ template <> llvm::Error Option<bool>::parse(llvm::StringRef text) {
   else if (text == "false" || text == "0")
     value_ = false;
   else
-    return error("option '" + name() + "' expects true or false, got '" + text + "'");
+    return error("option '" + name() + "' expects true or false, got " + quoteInput(text));
   return llvm::Error::success();
 }
 template <> llvm::Error Option<int64_t>::parse(llvm::StringRef text) {
   int64_t v;
   if (text.getAsInteger(10, v))
-    return error("option '" + name() + "' expects an integer, got '" + text + "'");
+    return error("option '" + name() + "' expects an integer, got " + quoteInput(text));
+  value_ = v;
+  return llvm::Error::success();
+}
+template <> llvm::Error Option<uint64_t>::parse(llvm::StringRef text) {
+  // getAsInteger on an unsigned type refuses a sign: -1 is never "no limit".
+  uint64_t v;
+  if (text.getAsInteger(10, v))
+    return error("option '" + name() + "' expects a non-negative integer, got " +
+                 quoteInput(text));
   value_ = v;
   return llvm::Error::success();
 }
 template <> llvm::Error Option<double>::parse(llvm::StringRef text) {
   double v;
   if (text.getAsDouble(v))
-    return error("option '" + name() + "' expects a number, got '" + text + "'");
+    return error("option '" + name() + "' expects a number, got " + quoteInput(text));
   value_ = v;
   return llvm::Error::success();
 }
@@ -53,10 +63,12 @@ template <> llvm::Error Option<std::string>::parse(llvm::StringRef text) {
 
 template <> std::string Option<bool>::valueText() const { return value_ ? "true" : "false"; }
 template <> std::string Option<int64_t>::valueText() const { return std::to_string(value_); }
+template <> std::string Option<uint64_t>::valueText() const { return std::to_string(value_); }
 template <> std::string Option<double>::valueText() const { return formatDouble(value_); }
 template <> std::string Option<std::string>::valueText() const { return value_; }
 template <> llvm::StringRef Option<bool>::typeName() const { return "bool"; }
 template <> llvm::StringRef Option<int64_t>::typeName() const { return "int"; }
+template <> llvm::StringRef Option<uint64_t>::typeName() const { return "uint"; }
 template <> llvm::StringRef Option<double>::typeName() const { return "float"; }
 template <> llvm::StringRef Option<std::string>::typeName() const { return "string"; }
 
@@ -67,7 +79,7 @@ llvm::Error Pass::setOption(llvm::StringRef key, llvm::StringRef value) {
   std::string known;
   for (PassOptionBase *o : options_)
     known += (known.empty() ? "" : ", ") + o->name();
-  return error("pass '" + name() + "' has no option '" + key + "'" +
+  return error("pass '" + name() + "' has no option " + quoteInput(key) +
                (known.empty() ? std::string(" (it takes no options)")
                               : " (options: " + known + ")"));
 }

@@ -3,6 +3,7 @@
 #include "kc/IR/Printer.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/IR/Verifier.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -12,6 +13,17 @@ namespace kc {
 
 static llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// `e` with `context` ("after pass 'cse'") put after its `file:line:col:
+/// error:` prefix, so the place of the error still leads the message.
+static llvm::Error withContext(llvm::Error e, const llvm::Twine &context) {
+  std::string msg = llvm::toString(std::move(e));
+  size_t at = msg.find(": error: ");
+  if (at == std::string::npos)
+    return error(context + ": " + msg);
+  at += 9;
+  return error(msg.substr(0, at) + context + ": " + msg.substr(at));
 }
 
 llvm::StringRef defaultPipeline() {
@@ -36,7 +48,7 @@ static llvm::Expected<std::vector<std::string>> splitTopLevel(llvm::StringRef te
     }
   }
   if (depth != 0)
-    return error("pass pipeline: missing '}' in '" + text + "'");
+    return error("pass pipeline: missing '}' in " + quoteInput(text));
   return parts;
 }
 
@@ -46,18 +58,18 @@ llvm::Error PassManager::addPipeline(llvm::StringRef pipeline) {
     return parts.takeError();
   for (llvm::StringRef part : *parts) {
     if (part.empty())
-      return error("pass pipeline: empty pass name in '" + pipeline + "'");
+      return error("pass pipeline: empty pass name in " + quoteInput(pipeline));
     llvm::StringRef name = part, opts;
     size_t brace = part.find('{');
     if (brace != llvm::StringRef::npos) {
       if (!part.endswith("}"))
-        return error("pass pipeline: text after '}' in '" + part + "'");
+        return error("pass pipeline: text after '}' in " + quoteInput(part));
       name = part.take_front(brace).trim();
       opts = part.slice(brace + 1, part.size() - 1);
     }
     const PassRegistry::Entry *entry = PassRegistry::global().lookup(name);
     if (!entry)
-      return error("pass pipeline: unknown pass '" + name + "' (see --list-passes)");
+      return error("pass pipeline: unknown pass " + quoteInput(name) + " (see --list-passes)");
     std::unique_ptr<Pass> pass = entry->factory();
     llvm::SmallVector<llvm::StringRef, 4> kvs;
     opts.split(kvs, ',', -1, /*KeepEmpty=*/false);
@@ -78,7 +90,7 @@ llvm::Error PassManager::run(Module &m) {
   auto total0 = Clock::now();
   if (instr_.verifyEach)
     if (llvm::Error e = verifyModule(m))
-      return error("input IR is invalid: " + llvm::toString(std::move(e)));
+      return withContext(std::move(e), "input IR is invalid");
   for (auto &pass : passes_) {
     std::string name = pass->name().str();
     if (instr_.printBeforeAll || instr_.printBefore.count(name)) {
@@ -87,14 +99,14 @@ llvm::Error PassManager::run(Module &m) {
     }
     auto t0 = Clock::now();
     if (llvm::Error e = pass->run(m))
-      return error("pass '" + name + "' failed: " + llvm::toString(std::move(e)));
+      return withContext(std::move(e), "pass '" + name + "' failed");
     // Rewritten nodes carry no type until inferred again.
     if (llvm::Error e = inferTypes(m))
-      return error("after pass '" + name + "': " + llvm::toString(std::move(e)));
+      return withContext(std::move(e), "after pass '" + name + "'");
     times.push_back({name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count()});
     if (instr_.verifyEach)
       if (llvm::Error e = verifyModule(m))
-        return error("pass '" + name + "' produced invalid IR: " + llvm::toString(std::move(e)));
+        return withContext(std::move(e), "pass '" + name + "' produced invalid IR");
     if (instr_.printAfterAll || instr_.printAfter.count(name)) {
       os << "// -----// IR Dump After " << name << " //----- //\n";
       printModule(m, os);

@@ -1,6 +1,7 @@
 //===- ExprKernel.cpp - Expression programs at run time -------------------===//
 #include "kc/Runtime/ExprKernel.h"
 #include "kc/IR/Rpn.h"
+#include "kc/Support/FloatToInt.h"
 #include "kernels/CallInfo.h"
 #include "kernels/Parallel.h"
 
@@ -256,7 +257,9 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeExprKernel(const CallNode &call,
         const auto &s = argShapes[a.arg];
         double v = double(numElements(s));
         if (in.numOperands == 2) {
-          int d = normAxis(int64_t(sim.back().value), s.size());
+          std::optional<int64_t> dim = exactInt64(sim.back().value);
+          int64_t rank = int64_t(s.size());
+          int d = dim && *dim >= -rank && *dim < rank ? normAxis(*dim, s.size()) : -1;
           if (d < 0 || d >= int(s.size()))
             return kernelError(call, "size() dim out of range");
           v = double(s[d]);

@@ -3,6 +3,7 @@
 #include "kc/IR/OpCost.h"
 #include "kc/IR/Functor.h"
 #include "kc/Runtime/Schedule.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <new>
+#include <set>
 #include <omp.h>
 #include <optional>
 #include <unistd.h>
@@ -52,6 +54,73 @@ std::vector<Expr> dataflowOrder(const Function &main) {
   return order;
 }
 
+/// Free space of the activation arena: best fit among the gaps left by
+/// freed buffers (coalesced with their neighbours), else the top. Every
+/// operation is O(log n) in the number of gaps, so planning stays linear
+/// in the model's size even with 100,000 buffers alive at once.
+class ArenaSpace {
+public:
+  size_t allocate(size_t size) {
+    auto fit = bySize_.lower_bound({size, 0});
+    if (fit != bySize_.end()) {
+      auto [gap, offset] = *fit;
+      erase(offset, gap);
+      if (gap > size)
+        insert(offset + size, gap - size);
+      return offset;
+    }
+    size_t offset = top_;
+    // A gap just below the top grows into the top instead of being skipped.
+    if (!byOffset_.empty()) {
+      auto last = std::prev(byOffset_.end());
+      if (last->first + last->second == top_) {
+        offset = last->first;
+        erase(last->first, last->second);
+      }
+    }
+    top_ = offset + size;
+    high_ = std::max(high_, top_);
+    return offset;
+  }
+
+  void release(size_t offset, size_t size) {
+    auto next = byOffset_.lower_bound(offset);
+    if (next != byOffset_.end() && offset + size == next->first) {
+      size += next->second;
+      erase(next->first, next->second);
+    }
+    auto prev = byOffset_.lower_bound(offset);
+    if (prev != byOffset_.begin()) {
+      --prev;
+      if (prev->first + prev->second == offset) {
+        offset = prev->first;
+        size += prev->second;
+        erase(prev->first, prev->second);
+      }
+    }
+    if (offset + size == top_)
+      top_ = offset; // the top comes down; high_ keeps the arena's size
+    else
+      insert(offset, size);
+  }
+
+  size_t highWater() const { return high_; }
+
+private:
+  void insert(size_t offset, size_t size) {
+    byOffset_[offset] = size;
+    bySize_.insert({size, offset});
+  }
+  void erase(size_t offset, size_t size) {
+    byOffset_.erase(offset);
+    bySize_.erase({size, offset});
+  }
+
+  std::map<size_t, size_t> byOffset_;          ///< gap offset -> size
+  std::set<std::pair<size_t, size_t>> bySize_; ///< (size, offset)
+  size_t top_ = 0, high_ = 0;
+};
+
 } // namespace
 
 /// The compiled model: the schedule and its memory plan, shared by every
@@ -78,9 +147,9 @@ struct CompiledModel::Impl {
   llvm::Error allocate();
 };
 
-/// First-fit placement of each arena value at its definition, freeing
-/// buffers after their last reader; values aliased by views live as long as
-/// their views.
+/// Places each arena value at its definition (best fit, see ArenaSpace),
+/// freeing buffers after their last reader; values aliased by views live
+/// as long as their views.
 llvm::Error CompiledModel::Impl::plan() {
   const auto &values = schedule.values;
   const auto &steps = schedule.steps;
@@ -97,35 +166,25 @@ llvm::Error CompiledModel::Impl::plan() {
   for (unsigned o : schedule.outputs)
     lastUse[schedule.root(o)] = int(steps.size()); // read after the last step
 
-  struct Live {
-    size_t offset, size;
-    int lastUse;
-  };
-  std::vector<Live> live; // sorted by offset
-  std::vector<std::vector<unsigned>> defsAt(steps.size());
+  // Values defined at each step, and values whose last reader is each step.
+  std::vector<std::vector<unsigned>> defsAt(steps.size()), freedAfter(steps.size() + 1);
   offsets.assign(values.size(), 0);
   for (size_t v = 0; v < values.size(); ++v)
-    if (values[v].kind == ScheduleValue::Arena && defStep[v] >= 0)
+    if (values[v].kind == ScheduleValue::Arena && defStep[v] >= 0) {
       defsAt[size_t(defStep[v])].push_back(unsigned(v));
-  for (size_t s = 0; s < steps.size(); ++s) {
-    live.erase(std::remove_if(live.begin(), live.end(),
-                              [&](const Live &l) { return l.lastUse < int(s); }),
-               live.end());
-    for (unsigned v : defsAt[s]) {
-      size_t size = (values[v].bytes + 63) / 64 * 64;
-      unplanned += size;
-      size_t offset = 0;
-      auto pos = live.begin();
-      for (; pos != live.end(); ++pos) {
-        if (pos->offset >= offset + size)
-          break;
-        offset = std::max(offset, pos->offset + pos->size);
-      }
-      offsets[v] = offset;
-      live.insert(pos, {offset, size, std::max(lastUse[v], int(s))});
-      arenaBytes = std::max(arenaBytes, offset + size);
+      freedAfter[size_t(std::max(lastUse[v], defStep[v]))].push_back(unsigned(v));
     }
+  auto sizeOf = [&](unsigned v) { return (values[v].bytes + 63) / 64 * 64; };
+  ArenaSpace space;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    for (unsigned v : defsAt[s]) {
+      unplanned += sizeOf(v);
+      offsets[v] = space.allocate(sizeOf(v));
+    }
+    for (unsigned v : freedAfter[s])
+      space.release(offsets[v], sizeOf(v));
   }
+  arenaBytes = space.highWater();
   if (auto e = checkMemory(defStep))
     return e;
   return allocate();
@@ -181,7 +240,7 @@ llvm::Error CompiledModel::Impl::checkMemory(llvm::ArrayRef<int> defStep) const 
   if (culprit) {
     where = "; the largest buffer, " + mib(largest) + ", is " + culprit->op;
     if (!culprit->name.empty())
-      where += " '" + culprit->name + "'";
+      where += " " + quoteInput(culprit->name);
     if (culprit->loc.valid())
       where += " (line " + std::to_string(culprit->loc.line) + ")";
   }
@@ -282,7 +341,7 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
       for (size_t o = 0; o < out.size(); ++o)
         if (hasNan(*out[o]))
           return error("NaN in output " + llvm::Twine(o) + " of " + st.op +
-                       (st.name.empty() ? "" : " '" + st.name + "'") +
+                       (st.name.empty() ? "" : " " + quoteInput(st.name)) +
                        (st.loc.valid() ? " (line " + llvm::Twine(st.loc.line) + ")" : ""));
   }
   ++R.runs;

@@ -1,5 +1,7 @@
 //===- OpKernel.cpp - The kernel dispatch table ---------------------------===//
 #include "kc/Runtime/OpKernel.h"
+#include "kc/IR/Diagnostic.h"
+#include "kc/Support/FloatToInt.h"
 
 #include <algorithm>
 #include <cstring>
@@ -38,9 +40,7 @@ std::vector<std::string> KernelRegistry::opNames() const {
 }
 
 llvm::Error kernelError(const CallNode &call, const llvm::Twine &msg) {
-  std::string where = call.calleeName().str();
-  if (!call.name().empty())
-    where += " '" + call.name() + "'";
+  std::string where = describeCall(call);
   if (call.loc().valid())
     where += " (line " + std::to_string(call.loc().line) + ")";
   return llvm::createStringError(llvm::inconvertibleErrorCode(), where + ": " + msg);
@@ -64,12 +64,22 @@ llvm::Expected<Tensor> materializeConstant(const ConstantNode &c) {
     Tensor t = Tensor::empty(tt->dtype(), {});
     const AttrValue &v = c.scalar();
     double d = v.isBool() ? double(v.getBool()) : v.isNumber() ? v.getNumber() : 0.0;
+    // Integer literals hold their value exactly (the parser refuses others);
+    // a value that does not fit is an error, never a conversion.
+    int64_t i = 0;
+    if (isInteger(tt->dtype()) || tt->dtype() == DType::Bool) {
+      if (!literalFits(v, tt->dtype()))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "literal " + attrToString(v) + " does not fit in " +
+                                           typeToString(c.type()));
+      i = v.isInt() ? v.getInt() : v.isBool() ? int64_t(v.getBool()) : *exactInt64(d);
+    }
     switch (tt->dtype()) {
     case DType::F32: *t.data<float>() = float(d); break;
     case DType::F64: *t.data<double>() = d; break;
-    case DType::I64: *t.data<int64_t>() = v.isInt() ? v.getInt() : int64_t(d); break;
-    case DType::I32: *t.data<int32_t>() = int32_t(d); break;
-    case DType::Bool: *t.data<uint8_t>() = d != 0; break;
+    case DType::I64: *t.data<int64_t>() = i; break;
+    case DType::I32: *t.data<int32_t>() = int32_t(i); break;
+    case DType::Bool: *t.data<uint8_t>() = i != 0; break;
     default:
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "literal of type " + typeToString(c.type()) +
@@ -85,7 +95,8 @@ llvm::Expected<Tensor> materializeConstant(const ConstantNode &c) {
   auto bytes = c.data()->bytes();
   if (bytes.size() == t.nbytes()) {
     c.data()->prefault();
-    std::memcpy(t.raw(), bytes.data(), bytes.size());
+    if (!bytes.empty()) // the bytes of an empty weight may be a null pointer
+      std::memcpy(t.raw(), bytes.data(), bytes.size());
     // Kernels keep their own packed copy; the mapped one need not stay
     // resident (it is paged in again if anything reads it later).
     c.data()->releasePages();

@@ -6,10 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kc/Runtime/Schedule.h"
+#include "kc/IR/Diagnostic.h"
 #include "kc/IR/OpCost.h"
 #include "kc/IR/Rpn.h"
 #include "kc/IR/Uses.h"
 #include "kc/Runtime/ExprKernel.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -45,13 +47,28 @@ llvm::Error error(const llvm::Twine &msg) {
 }
 
 std::string describe(const CallNode &c) {
-  std::string s = c.calleeName().str();
-  if (!c.name().empty())
-    s += " '" + c.name() + "'";
+  std::string s = describeCall(c);
   if (c.loc().valid())
     s += " (line " + std::to_string(c.loc().line) + ")";
   return s;
 }
+
+/// Whether every tensor of `t` is static and holds no element.
+bool holdsNoElement(const Type &t) {
+  if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get()))
+    return tt->numElements() == 0;
+  if (auto *tu = llvm::dyn_cast_or_null<TupleTypeNode>(t.get()))
+    return llvm::all_of(tu->fields(), holdsNoElement);
+  return false;
+}
+
+/// The kernel of a call whose results hold no element (a zero-size dim):
+/// there is nothing to compute, so kernels are never built for, nor run
+/// on, empty results, and need not guard their divisions against them.
+class EmptyResultKernel final : public OpKernel {
+public:
+  void run(llvm::ArrayRef<const Tensor *>, llvm::ArrayRef<Tensor *>, ExecContext &) override {}
+};
 
 /// The data arguments of a call (weights excluded), in order.
 std::vector<const ExprNode *> dataOperands(const CallNode &c) {
@@ -167,11 +184,18 @@ std::optional<unsigned> Scheduler::valueOf(const Expr &e, const llvm::Twine &use
 }
 
 llvm::Expected<std::unique_ptr<OpKernel>> Scheduler::bind(const CallNode &c) {
-  if (auto *fn = llvm::dyn_cast<FunctionNode>(c.callee().get()))
+  bool empty = holdsNoElement(c.type());
+  if (auto *fn = llvm::dyn_cast<FunctionNode>(c.callee().get())) {
+    if (empty)
+      return std::make_unique<EmptyResultKernel>();
     return makeExprKernel(c, *fn, kctx_);
+  }
   KernelFactory f = KernelRegistry::global().lookup(c.opDef());
   if (!f)
-    return error(describe(c) + ": op '" + c.calleeName() + "' has no kernel in the interpreter");
+    return error(describe(c) + ": op '" + clipInput(c.calleeName()) +
+                 "' has no kernel in the interpreter");
+  if (empty)
+    return std::make_unique<EmptyResultKernel>();
   return f(c, kctx_);
 }
 
@@ -208,7 +232,7 @@ bool Scheduler::foldActivation(const CallNode &c, ScheduleStep &step,
   producer->op += "+" + step.op;
   producer->flops = plusFlops(producer->flops, step.flops);
   s_.values[outs[0]].kind = ScheduleValue::Alias;
-  s_.values[outs[0]].aliasOf = step.inputs[0];
+  s_.values[outs[0]].aliasOf = s_.root(step.inputs[0]);
   stepOf_[&c] = size_t(producer - s_.steps.data());
   return true;
 }
@@ -280,7 +304,7 @@ void Scheduler::visit(const Expr &e) {
   }
   auto *c = llvm::cast<CallNode>(n);
   ScheduleStep step;
-  step.op = c->calleeName().str();
+  step.op = clipInput(c->calleeName());
   step.name = c->name();
   step.loc = c->loc();
   if (opts_.countFlops)
@@ -331,7 +355,8 @@ void Scheduler::visit(const Expr &e) {
       s_.values[step.inputs[vi]].bytes == s_.values[outs[0]].bytes) {
     // Reshape-like: the result aliases its input, no step is needed.
     s_.values[outs[0]].kind = ScheduleValue::Alias;
-    s_.values[outs[0]].aliasOf = step.inputs[vi];
+    // Straight to the root: a chain of views stays one hop deep.
+    s_.values[outs[0]].aliasOf = s_.root(step.inputs[vi]);
     return;
   }
   step.kernel = std::move(*kernel);

@@ -10,6 +10,8 @@
 #include "kc/Support/Npy.h"
 
 #include "kc/Support/MappedFile.h"
+#include "kc/Support/OutputFile.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -49,7 +51,7 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape) {
 /// The dtype of a descriptor such as '<f4' or '|b1', or an error message.
 std::optional<DType> parseDescr(llvm::StringRef descr, std::string &problem) {
   if (descr.size() < 2) {
-    problem = fmt::format("malformed dtype descriptor '{}'", descr.str());
+    problem = fmt::format("malformed dtype descriptor {}", quoteInput(descr));
     return std::nullopt;
   }
   char order = descr[0];
@@ -74,25 +76,25 @@ std::optional<DType> parseDescr(llvm::StringRef descr, std::string &problem) {
                                   .Default(std::nullopt);
   if (!type) {
     if (code == "O")
-      problem = fmt::format("object dtype '{}' is not supported (arrays of Python objects "
+      problem = fmt::format("object dtype {} is not supported (arrays of Python objects "
                             "are pickled, not raw bytes)",
-                            descr.str());
+                            quoteInput(descr));
     else
-      problem = fmt::format("unsupported dtype descriptor '{}'; expected one of f2 f4 f8 "
+      problem = fmt::format("unsupported dtype descriptor {}; expected one of f2 f4 f8 "
                             "i1 i2 i4 i8 u1 b1 c8 c16",
-                            descr.str());
+                            quoteInput(descr));
     return std::nullopt;
   }
   // Byte order only matters for multi-byte elements.
   if (dtypeSize(*type) > 1 && order != '<') {
     if (order == '>')
-      problem = fmt::format("big-endian dtype '{}' is not supported; expected little-endian "
+      problem = fmt::format("big-endian dtype {} is not supported; expected little-endian "
                             "'<'",
-                            descr.str());
+                            quoteInput(descr));
     else
-      problem = fmt::format("dtype '{}' has no explicit byte order; expected little-endian "
+      problem = fmt::format("dtype {} has no explicit byte order; expected little-endian "
                             "'<'",
-                            descr.str());
+                            quoteInput(descr));
     return std::nullopt;
   }
   return type;
@@ -167,10 +169,10 @@ public:
         if (!parseShape(shape))
           return false;
       } else {
-        return fail(fmt::format("unexpected key '{}'", key));
+        return fail(fmt::format("unexpected key {}", quoteInput(key)));
       }
       if (*seen)
-        return fail(fmt::format("duplicate key '{}'", key));
+        return fail(fmt::format("duplicate key {}", quoteInput(key)));
       *seen = true;
       skipSpace();
       if (peek(','))
@@ -204,7 +206,7 @@ private:
   bool peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
   bool expect(char c) {
     if (!peek(c))
-      return fail(fmt::format("expected '{}'", c));
+      return fail(fmt::format("expected {}", quoteInput(llvm::StringRef(&c, 1))));
     ++pos_;
     return true;
   }
@@ -328,13 +330,13 @@ llvm::Expected<NpyArray> readNpyBuffer(llvm::ArrayRef<uint8_t> bytes, llvm::Stri
   for (int64_t dim : array.shape)
     if (__builtin_mul_overflow(byteCount, uint64_t(dim), &byteCount))
       return npyError(name, "shape {} of {} elements overflows a 64-bit byte count",
-                      shapeString(array.shape), descr);
+                      clipInput(shapeString(array.shape)), quoteInput(descr));
   const uint64_t available = bytes.size() - headerStart - headerLen;
   if (byteCount != available)
     return npyError(name,
-                    "shape {} of '{}' needs {} bytes of data, but the file has {} after the "
+                    "shape {} of {} needs {} bytes of data, but the file has {} after the "
                     "header",
-                    shapeString(array.shape), descr, byteCount, available);
+                    clipInput(shapeString(array.shape)), quoteInput(descr), byteCount, available);
   const uint8_t *data = bytes.data() + headerStart + headerLen;
   array.data.assign(data, data + byteCount);
   return array;
@@ -398,19 +400,7 @@ llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array) {
   auto bytes = encodeNpy(array, path);
   if (!bytes)
     return bytes.takeError();
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return npyError(path, "cannot open for writing: {}", ec.message());
-  os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
-  os.close();
-  if (os.has_error()) {
-    // Clear the error, or the stream's destructor aborts.
-    std::string reason = os.error().message();
-    os.clear_error();
-    return npyError(path, "cannot write: {}", reason);
-  }
-  return llvm::Error::success();
+  return writeOutputFile(path, *bytes);
 }
 
 } // namespace kc

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kc/Support/ZipArchive.h"
+#include "kc/Support/OutputFile.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/FileSystem.h"
@@ -14,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace kc {
@@ -55,23 +58,8 @@ uint64_t read64(const uint8_t *p) { return uint64_t(read32(p)) | uint64_t(read32
 /// a + b, or UINT64_MAX if that overflows; only used to print ranges.
 uint64_t saturatingAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-/// `name` in single quotes, non-printable bytes escaped and long names cut, so
-/// that a hostile name cannot garble an error message.
-std::string quoted(llvm::StringRef name) {
-  constexpr size_t MaxShown = 200;
-  std::string out = "'";
-  for (unsigned char c : name.take_front(MaxShown)) {
-    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
-      out += char(c);
-    else
-      out += fmt::format("\\x{:02x}", c);
-  }
-  if (name.size() > MaxShown)
-    out += fmt::format("...' ({} bytes)", name.size());
-  else
-    out += "'";
-  return out;
-}
+/// `name` quoted so that a hostile name cannot garble an error message.
+std::string quoted(llvm::StringRef name) { return quoteInput(name); }
 
 const char *methodName(uint16_t method) {
   switch (method) {
@@ -337,6 +325,13 @@ llvm::Error ZipReader::parse() {
   // local header, whose name and extra lengths may differ from the central ones.
   const uint64_t cdEnd = cdOffset + cdSize;
   entries_.reserve(entryCount);
+  // Each entry's bytes, from its local header to the end of its data.
+  struct Span {
+    uint64_t begin, end;
+    size_t entry;
+  };
+  std::vector<Span> spans;
+  spans.reserve(entryCount);
   uint64_t pos = cdOffset;
   for (uint64_t i = 0; i < entryCount; ++i) {
     if (cdEnd - pos < CentralHeaderSize)
@@ -494,6 +489,7 @@ llvm::Error ZipReader::parse() {
                       "duplicate entry {} (central directory records {} and {}); entry names "
                       "must be unique",
                       shown, inserted.first->second, i);
+    spans.push_back({localOffset, dataEnd, entries_.size()});
     entries_.push_back({std::move(entryName), dataOffset, uncompressed, crc});
     pos += recordLen;
   }
@@ -502,6 +498,22 @@ llvm::Error ZipReader::parse() {
                     "central directory [{}, {}) has {} bytes after its {} records; the entry "
                     "count is wrong",
                     cdOffset, cdEnd, cdEnd - pos, entryCount);
+
+  // 6. No byte belongs to two entries: one entry's data must not hold
+  // another's header or data (the same bytes would then be two weights, and
+  // pnnx's front-to-back scan would read something else than we do).
+  std::sort(spans.begin(), spans.end(),
+            [](const Span &a, const Span &b) { return a.begin < b.begin; });
+  for (size_t k = 1; k < spans.size(); ++k) {
+    // Sorted and disjoint so far, so the previous span ends last.
+    const Span &a = spans[k - 1], &b = spans[k];
+    if (b.begin < a.end)
+      return zipError(file,
+                      "entry {}: local header and data [{}, {}) overlap entry {} [{}, {}); "
+                      "entries must not share bytes",
+                      quoted(entries_[b.entry].name), b.begin, b.end,
+                      quoted(entries_[a.entry].name), a.begin, a.end);
+  }
   return llvm::Error::success();
 }
 
@@ -671,19 +683,7 @@ llvm::Error ZipWriter::writeTo(llvm::StringRef path) {
   auto bytes = build(path);
   if (!bytes)
     return bytes.takeError();
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return zipError(path, "cannot open for writing: {}", ec.message());
-  os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
-  os.close();
-  if (os.has_error()) {
-    // Clear the error, or the stream's destructor aborts.
-    std::string reason = os.error().message();
-    os.clear_error();
-    return zipError(path, "cannot write: {}", reason);
-  }
-  return llvm::Error::success();
+  return writeOutputFile(path, *bytes);
 }
 
 } // namespace kc

@@ -88,4 +88,31 @@ void parseCommandLine(int argc, char **argv, llvm::StringRef overview) {
   std::exit(1);
 }
 
+static const char *exitToolName = "kc";
+
+static void checkStandardStreams() {
+  llvm::raw_fd_ostream &out = llvm::outs();
+  out.flush();
+  bool failed = out.has_error();
+  if (failed) {
+    std::string reason = out.error().message();
+    out.clear_error();
+    llvm::errs() << formatDiagnostic(exitToolName, "<stdout>", "error", "cannot write: " + reason)
+                 << "\n";
+  }
+  llvm::errs().flush();
+  llvm::errs().clear_error();
+  if (failed)
+    ::_exit(1);
+}
+
+void checkStandardStreamsAtExit(const char *tool) {
+  exitToolName = tool;
+  // Both streams must exist before the handler is registered: handlers and
+  // static destructors run in reverse order, so it then runs before theirs.
+  (void)llvm::outs();
+  (void)llvm::errs();
+  std::atexit(checkStandardStreams);
+}
+
 } // namespace kc::tools

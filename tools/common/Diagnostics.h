@@ -34,6 +34,16 @@ int reportError(llvm::StringRef tool, llvm::StringRef file, llvm::Error err);
 int reportError(llvm::StringRef tool, llvm::StringRef file, const llvm::Twine &message);
 void reportWarning(llvm::StringRef tool, llvm::StringRef file, const llvm::Twine &message);
 
+/// For tools that print to standard output: at exit, a failed write to
+/// stdout is reported as `TOOL: <stdout>: error: cannot write: REASON` and
+/// the exit status becomes 1; a failed write to stderr is dropped (there is
+/// nowhere to report it). Either way the process exits instead of aborting
+/// (LLVM's streams abort when destroyed with an unchecked error). It checks
+/// the tool's own llvm::outs(): libkc keeps a copy of LLVM Support inside,
+/// with streams of its own, so this cannot live in the library. Call once,
+/// early in main.
+void checkStandardStreamsAtExit(const char *tool);
+
 /// llvm::cl::ParseCommandLineOptions, with its complaints (unknown options,
 /// bad values) printed as `TOOL: error: ...` and `TOOL: note: ...`; exits
 /// with status 1 on a bad command line.

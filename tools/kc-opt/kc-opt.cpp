@@ -17,11 +17,11 @@
 #include "kc/Import/ModuleLoader.h"
 #include "kc/Pass/PassManager.h"
 #include "kc/Runtime/Interpreter.h"
+#include "kc/Support/OutputFile.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/Format.h"
 
 using namespace kc;
@@ -183,6 +183,7 @@ static llvm::Error processOne(ModulePtr m, llvm::raw_ostream &os) {
 }
 
 int main(int argc, char **argv) {
+  tools::checkStandardStreamsAtExit(kTool);
   tools::setVersionPrinter(kTool);
   cl::HideUnrelatedOptions(kcCat);
   tools::parseCommandLine(argc, argv,
@@ -229,18 +230,13 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  std::error_code ec;
-  llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return tools::reportError(kTool, outputFile, "cannot open: " + ec.message());
-
   if (!splitInput) {
     auto m = loadModule(inputFile, weights);
     if (!m)
       return fail(m.takeError());
-    if (auto e = processOne(*m, out.os()))
+    // Processing happens with the output open, so a bad path fails first.
+    if (auto e = writeOutputFile(outputFile, [&](llvm::raw_ostream &os) { return processOne(*m, os); }))
       return fail(std::move(e));
-    out.keep();
     return 0;
   }
 
@@ -252,28 +248,32 @@ int main(int argc, char **argv) {
   llvm::SmallVector<llvm::StringRef, 8> chunks;
   (*buf)->getBuffer().split(chunks, "// -----");
   bool failed = false;
-  unsigned lineOffset = 0;
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    // Pad with newlines so diagnostics keep the line numbers of the whole file.
-    std::string text;
-    if (chunks[i].ltrim().startswith("7767517"))
-      text = chunks[i].ltrim().str(); // PNNX requires its magic on the first line
-    else
-      text = std::string(lineOffset, '\n') + chunks[i].str();
-    lineOffset += chunks[i].count('\n');
-    if (i)
-      out.os() << "// -----\n";
-    auto m = loadModuleFromText(text, inputFile == "-" ? "<stdin>" : inputFile.getValue());
-    if (!m) {
-      failed = true;
-      fail(m.takeError());
-      continue;
+  auto writeAll = [&](llvm::raw_ostream &os) {
+    unsigned lineOffset = 0;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      // Pad with newlines so diagnostics keep the line numbers of the whole file.
+      std::string text;
+      if (chunks[i].ltrim().startswith("7767517"))
+        text = chunks[i].ltrim().str(); // PNNX requires its magic on the first line
+      else
+        text = std::string(lineOffset, '\n') + chunks[i].str();
+      lineOffset += chunks[i].count('\n');
+      if (i)
+        os << "// -----\n";
+      auto m = loadModuleFromText(text, inputFile == "-" ? "<stdin>" : inputFile.getValue());
+      if (!m) {
+        failed = true;
+        fail(m.takeError());
+        continue;
+      }
+      if (auto e = processOne(*m, os)) {
+        failed = true;
+        fail(std::move(e));
+      }
     }
-    if (auto e = processOne(*m, out.os())) {
-      failed = true;
-      fail(std::move(e));
-    }
-  }
-  out.keep();
+    return llvm::Error::success();
+  };
+  if (auto e = writeOutputFile(outputFile, writeAll))
+    return fail(std::move(e));
   return failed ? 1 : 0;
 }

@@ -16,6 +16,8 @@
 #include "kc/Runtime/Interpreter.h"
 #include "kc/Runtime/KernelIsa.h"
 #include "kc/Support/Npy.h"
+#include "kc/Support/OutputFile.h"
+#include "kc/Support/Quote.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -64,11 +66,11 @@ static cl::opt<bool> optimize("O", cl::desc("Run the default optimizing pipeline
                               cl::cat(runCat));
 static cl::opt<std::string> pipeline("p", cl::desc("Pass pipeline to run first"),
                                      cl::value_desc("pipeline"), cl::cat(runCat));
-static cl::opt<int> threads("threads", cl::desc("Threads (default: all cores)"), cl::init(0),
+static cl::opt<unsigned> threads("threads", cl::desc("Threads (default: all cores)"), cl::init(0),
                             cl::cat(runCat));
-static cl::opt<int> benchRuns("bench", cl::desc("Time N runs and print min/median/max"),
+static cl::opt<unsigned> benchRuns("bench", cl::desc("Time N runs and print min/median/max"),
                               cl::init(0), cl::value_desc("N"), cl::cat(runCat));
-static cl::opt<int> warmup("warmup", cl::desc("Untimed runs before --bench"), cl::init(3),
+static cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs before --bench"), cl::init(3),
                            cl::value_desc("M"), cl::cat(runCat));
 static cl::opt<bool> profileOps("profile", cl::desc("Print a per-op time table"), cl::cat(runCat));
 static cl::opt<bool> checkNan("check-nan", cl::desc("Fail if an op produces NaN"), cl::cat(runCat));
@@ -82,11 +84,17 @@ static cl::list<std::string> plugins("load-pass-plugin",
                                      cl::desc("Load passes from a shared library (for -p)"),
                                      cl::value_desc("path"), cl::cat(runCat));
 
+/// More threads than any machine kc runs on has cores; OpenMP would try to
+/// start every one of them.
+constexpr unsigned kMaxThreads = 1024;
+
 static constexpr const char *kTool = "kc-run";
 
 /// An error about the model (or about the file the message names itself).
 static int fail(llvm::Error e) { return tools::reportError(kTool, modelPath, std::move(e)); }
 static int fail(const llvm::Twine &msg) { return tools::reportError(kTool, modelPath, msg); }
+/// A mistake in the command line itself, which concerns no file.
+static int usageError(const llvm::Twine &msg) { return tools::reportError(kTool, "", msg); }
 
 static double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -111,9 +119,10 @@ static llvm::Expected<rt::Tensor> tensorFromNpy(const std::string &path, const r
         llvm::inconvertibleErrorCode(),
         path + ": error: input " + std::to_string(index) + " (%" + spec.name + ") must be " +
             dtypeName(spec.dtype).str() + rt::shapeToString(spec.shape) + ", the file holds " +
-            dtypeName(a->dtype).str() + rt::shapeToString(a->shape));
+            dtypeName(a->dtype).str() + clipInput(rt::shapeToString(a->shape)));
   rt::Tensor t = rt::Tensor::empty(a->dtype, a->shape);
-  std::memcpy(t.raw(), a->data.data(), t.nbytes());
+  if (t.nbytes()) // an empty array's data may be a null pointer
+    std::memcpy(t.raw(), a->data.data(), t.nbytes());
   return t;
 }
 
@@ -140,12 +149,12 @@ static rt::Tensor randomTensor(const rt::TensorSpec &spec, std::mt19937 &rng) {
 static bool compare(const rt::Tensor &got, const NpyArray &want, double &maxAbs, std::string &why) {
   if (llvm::ArrayRef<int64_t>(want.shape) != got.shape()) {
     why = "shape " + rt::shapeToString(got.shape()) + " vs expected " +
-          rt::shapeToString(want.shape);
+          clipInput(rt::shapeToString(want.shape));
     return false;
   }
   if (got.dtype() != DType::F32 || want.dtype != DType::F32) {
     bool same = got.nbytes() == want.data.size() &&
-                std::memcmp(got.raw(), want.data.data(), got.nbytes()) == 0;
+                (got.nbytes() == 0 || std::memcmp(got.raw(), want.data.data(), got.nbytes()) == 0);
     maxAbs = same ? 0 : INFINITY;
     if (!same)
       why = "values differ";
@@ -224,6 +233,15 @@ static int runTool(int argc, char **argv) {
     if (auto e = loadPassPlugin(p))
       return tools::reportError(kTool, p, std::move(e));
   auto &os = llvm::outs();
+  // Counts are unsigned (cl::opt refuses a sign); tolerances are checked
+  // here: a negative or NaN one would make every comparison fail or pass.
+  for (const cl::opt<double> *tol : {&relTol, &absTol})
+    if (!(tol->getValue() >= 0 && std::isfinite(tol->getValue())))
+      return usageError("--" + tol->ArgStr + " must be a non-negative number, got " +
+                  llvm::formatv("{0}", tol->getValue()).str());
+  if (threads > kMaxThreads)
+    return usageError("--threads=" + llvm::Twine(threads.getValue()) + " is more than the limit of " +
+                llvm::Twine(kMaxThreads));
   if (listOps) {
     os << "| op | also imported as | runs in kc-run |\n|---|---|---|\n";
     for (const OpDef *d : OpRegistry::global().all()) {
@@ -284,7 +302,7 @@ static int runTool(int argc, char **argv) {
   if (auto e = pm.run(**m))
     return fail(std::move(e));
   rt::CompileOptions copts;
-  copts.numThreads = threads;
+  copts.numThreads = int(threads);
   copts.profile = profileOps;
   copts.checkNan = checkNan;
   copts.maxMemoryBytes = size_t(maxMemoryMiB) << 20;
@@ -388,11 +406,11 @@ static int runTool(int argc, char **argv) {
   }
 
   if (benchRuns > 0) {
-    for (int i = 0; i < warmup; ++i)
+    for (unsigned i = 0; i < warmup; ++i)
       if (auto r = (*cm)->run(inputs); !r)
         return fail(r.takeError());
     std::vector<double> times;
-    for (int i = 0; i < benchRuns; ++i) {
+    for (unsigned i = 0; i < benchRuns; ++i) {
       auto s = std::chrono::steady_clock::now();
       auto r = (*cm)->run(inputs);
       if (!r)
@@ -414,6 +432,7 @@ static int runTool(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   kc::tools::reexecForOpenBlasCore(argv);
+  tools::checkStandardStreamsAtExit(kTool);
   // Plans are checked against the memory limit; this catches what is not
   // planned (inputs, outputs, weights) when the machine runs out.
   try {

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kc/Support/DType.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -93,12 +95,19 @@ private:
   std::vector<std::complex<double>> complexes_;
 };
 
+/// Whether the scalar `v` (a bool, int or float) is exactly a value of
+/// `dtype`: for integer types an integer within the type's range (no NaN,
+/// infinity or fraction), for bool 0, 1, true or false, for floating types
+/// any number. Literals that do not fit are refused rather than converted.
+bool literalFits(const AttrValue &v, DType dtype);
+
 /// kc's textual form of a value: `none`, `true`, `3`, `1e-05`, `"zeros"`,
 /// `[1,2]`, `[1.5,2.0]`, `["a","b"]`, `(1.0+2.0j)`. Floats print in the shortest
 /// form that reads back to the same double, always with a `.` or exponent.
 std::string attrToString(const AttrValue &v);
-/// `s` in double quotes, with `"`, `\` and control characters escaped as
-/// kc's text parser reads them.
+/// A string in kc text: in double quotes, with `\"`, `\\`, `\n` and `\xHH`
+/// (two hex digits) for the other control bytes; the parser reads it back
+/// to the same bytes, NUL included.
 std::string quoteString(llvm::StringRef s);
 /// Shortest round-trip text of a double, with `.0` appended when it would
 /// otherwise read as an integer; `inf`, `-inf`, `nan`.

@@ -24,6 +24,15 @@ namespace kc {
 struct ShapeDecl {
   DType dtype = DType::Unknown;
   std::vector<int64_t> dims;
+  /// The declaration as PNNX writes it: `(1,3,?,?)f32`.
+  std::string text() const;
+};
+
+/// A `#operand=(...)dtype` annotation and the column where it starts.
+struct Annotation {
+  std::string operand;
+  ShapeDecl decl;
+  unsigned col = 0;
 };
 
 struct ParamOp {
@@ -33,7 +42,7 @@ struct ParamOp {
   std::vector<std::string> inputNames;
   std::vector<std::pair<std::string, AttrValue>> params;
   std::vector<std::pair<std::string, ShapeDecl>> weights; ///< `@key=(...)dtype`
-  std::vector<std::pair<std::string, ShapeDecl>> annotations; ///< `#operand=(...)dtype`
+  std::vector<Annotation> annotations; ///< `#operand=(...)dtype`, in line order
   unsigned line = 0;
   /// Column of each input/output operand token, for diagnostics.
   std::vector<unsigned> inputCols, outputCols;
@@ -47,7 +56,10 @@ struct ParamFile {
 
 /// Limits that keep hostile files from costing time or memory.
 struct ParamLimits {
-  size_t maxLineBytes = size_t(1) << 20;
+  /// Reading is linear in the line's length, so this only bounds what one
+  /// line may hold: an operator with 100,000 annotated operands (about 2.4
+  /// MB as pnnx writes it) fits.
+  size_t maxLineBytes = size_t(8) << 20;
   size_t maxOps = 1000000;
 };
 
@@ -58,8 +70,9 @@ llvm::Expected<ParamFile> parseParamFile(llvm::StringRef text, llvm::StringRef f
 
 /// Parses one parameter value the way PNNX's writer meant it (see
 /// docs/pnnx.md): None, bools, ints, floats (incl. inf/nan/nan.0), complex,
-/// lists typed element by element, strings.
-AttrValue parseParamValue(llvm::StringRef value);
+/// lists typed element by element, strings. An integer that int64 cannot
+/// hold is an error (never a float).
+llvm::Expected<AttrValue> parseParamValue(llvm::StringRef value);
 
 /// Parses `(d0,...)dtype`; `allowDynamic` accepts `?` dims.
 llvm::Expected<ShapeDecl> parseShapeDecl(llvm::StringRef text, bool allowDynamic);

@@ -39,7 +39,7 @@ private:
   std::string name_, description_;
 };
 
-/// A typed pass option (bool, int64_t, double or std::string), declared as a
+/// A typed pass option (bool, int64_t, uint64_t, double or std::string), declared as a
 /// member: `Option<int64_t> maxIterations{this, "max-iterations", "...", 8};`
 template <typename T> class Option final : public PassOptionBase {
 public:

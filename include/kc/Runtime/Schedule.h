@@ -33,7 +33,7 @@ struct ScheduleValue {
   size_t bytes = 0;
   unsigned input = 0;   ///< Input: parameter index
   Tensor constant;      ///< Constant: the materialized tensor
-  unsigned aliasOf = 0; ///< Alias: the value whose bytes these are
+  unsigned aliasOf = 0; ///< Alias: the value whose bytes these are (never an alias)
 };
 
 /// One kernel run: reads values `inputs`, writes values `outputs`.

@@ -4,7 +4,8 @@
 /// Reading and writing the ZIP container of `.pnnx.bin` weight files: stored
 /// (uncompressed) entries only, in both layouts pnnx has written — plain ZIP
 /// (before 2024-01-11) and ZIP64 records for everything (since then). See
-/// docs/pnnx-format.md section 3.
+/// ../shared/docs/pnnx-format.md section 3; docs/errors.md lists every
+/// check the reader makes.
 ///
 /// The reader follows the central directory rather than scanning local
 /// headers the way pnnx does, and validates every offset and size against

@@ -43,8 +43,8 @@ llvm::Expected<Type> elementwiseRule(const CallNode &c) {
       return Type();
     auto b = broadcast(dims, tt->dims());
     if (!b)
-      return fail(c, "operands " + typeToString(c.arg(0)->type()) + " and " +
-                         typeToString(a->type()) + " do not broadcast");
+      return fail(c, "operands " + shown(c.arg(0)->type()) + " and " +
+                         shown(a->type()) + " do not broadcast");
     dims = *b;
     DType &slot = isLiteral(a.get()) ? weak : strong;
     if (slot == DType::Unknown || kindRank(tt->dtype()) > kindRank(slot))

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/Support/Quote.h"
+
 #include <cmath>
 
 using namespace kc;
@@ -37,6 +39,19 @@ CheckedInt windowOut(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, boo
 
 llvm::Error outsideInt64(const CallNode &c, llvm::StringRef what) {
   return fail(c, what + " give an output size outside int64");
+}
+
+/// PyTorch's pools, transposed convolutions, upsampling and reflection or
+/// replication padding refuse an input with an empty dim other than the
+/// batch: `from` is the first dim checked (1, the channels, or the first
+/// spatial dim).
+llvm::Error refuseEmptyDims(const CallNode &c, const TensorTypeNode *in, size_t from) {
+  for (size_t k = from; k < in->rank(); ++k)
+    if (in->dims()[k] == 0)
+      return fail(c, "dim " + llvm::Twine(k) + " of the input " +
+                         shown(dataArg(c, 0)->type()) +
+                         " is empty (PyTorch allows an empty batch only)");
+  return llvm::Error::success();
 }
 
 /// Convolutions and pools over the trailing `n` spatial dims.
@@ -82,7 +97,15 @@ llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool t
   bool ceilMode = c.attrs().getBool("ceil_mode", false);
   std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
   size_t r = dims.size();
-  if (!isPool) {
+  // PyTorch 1.13 gives a convolution of an input without channels an empty
+  // result with no channels either; empty spatial dims, and for the others
+  // empty channels too, it refuses.
+  bool noChannels = !isPool && !transposed && dims[r - n - 1] == 0;
+  if (auto e = refuseEmptyDims(c, in, isPool || transposed ? r - n - 1 : r - n))
+    return std::move(e);
+  if (noChannels) {
+    dims[r - n - 1] = 0;
+  } else if (!isPool) {
     CheckedInt outC = c.attrs().getInt("out_channels", -1);
     if (outC.value() < 0)
       if (const ConstantNode *w = c.weight("weight"))
@@ -152,6 +175,8 @@ llvm::Expected<Type> adaptivePool(const CallNode &c, size_t n) {
   std::vector<int64_t> o = intsN(c, "output_size", n, {});
   if (o.size() != n)
     return fail(c, "missing or malformed output_size");
+  if (auto e = refuseEmptyDims(c, in, in->rank() - n))
+    return std::move(e);
   std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
   for (size_t i = 0; i < n; ++i)
     if (o[i] > 0) // 0 (None) keeps the input size
@@ -181,6 +206,8 @@ llvm::Expected<Type> upsample(const CallNode &c) {
   if (!in)
     return Type();
   size_t n = in->rank() >= 2 ? in->rank() - 2 : 0;
+  if (auto e = refuseEmptyDims(c, in, 1))
+    return std::move(e);
   std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
   std::vector<int64_t> size = c.attrs().getInts("size");
   std::vector<double> scale = c.attrs().getFloats("scale_factor");
@@ -284,9 +311,16 @@ llvm::Expected<Type> pad(const CallNode &c) {
   std::vector<int64_t> d(in->dims().begin(), in->dims().end());
   if (p.size() == 1)
     p.assign(4, p[0]);
+  // Reflection and replication read the input's edges: PyTorch refuses an
+  // empty padded dim.
+  bool readsEdges = c.attrs().getString("mode", "constant") != "constant";
   // (left, right, top, bottom, ...) pads the last dim first.
   for (size_t i = 0; i + 1 < p.size() && i / 2 < d.size(); i += 2) {
     int64_t &x = d[d.size() - 1 - i / 2];
+    if (readsEdges && x == 0)
+      return fail(c, "cannot pad the empty dim " + llvm::Twine(d.size() - 1 - i / 2) + " of " +
+                         shown(dataArg(c, 0)->type()) + " in mode " +
+                         quoteInput(c.attrs().getString("mode", "")));
     if (x < 0)
       continue;
     CheckedInt padded = CheckedInt(x) + p[i] + p[i + 1];

@@ -46,7 +46,7 @@ llvm::Expected<Type> reshape(const CallNode &c) {
   if (infer >= 0)
     shape[infer] = total && known.value() ? *total / known.value() : -1;
   else if (total && *total != known.value())
-    return fail(c, "cannot reshape " + typeToString(c.arg(0)->type()) + " into " +
+    return fail(c, "cannot reshape " + shown(c.arg(0)->type()) + " into " +
                        llvm::Twine(known.value()) + " elements");
   return tensorType(in->dtype(), shape);
 }
@@ -107,8 +107,10 @@ llvm::Expected<Type> transpose(const CallNode &c) {
 }
 
 llvm::Expected<Type> concat(const CallNode &c, bool stack) {
-  size_t n = numDataArgs(c);
-  const TensorTypeNode *first = dataType(c, 0);
+  auto args = dataArgs(c);
+  size_t n = args.size();
+  const TensorTypeNode *first =
+      n ? llvm::dyn_cast_or_null<TensorTypeNode>(args[0]->type().get()) : nullptr;
   if (!first)
     return Type();
   int64_t r = first->rank() + (stack ? 1 : 0);
@@ -121,15 +123,15 @@ llvm::Expected<Type> concat(const CallNode &c, bool stack) {
     return tensorType(first->dtype(), d);
   }
   for (size_t i = 1; i < n; ++i) {
-    const TensorTypeNode *t = dataType(c, i);
+    const TensorTypeNode *t = llvm::dyn_cast_or_null<TensorTypeNode>(args[i]->type().get());
     if (!t)
       return Type();
     if (t->rank() != first->rank())
       return fail(c, "operands of different rank");
     for (int64_t k = 0; k < r; ++k)
       if (k != dim && t->dims()[k] != d[k] && t->dims()[k] >= 0 && d[k] >= 0)
-        return fail(c, "operand " + llvm::Twine(i) + " " + typeToString(dataArg(c, i)->type()) +
-                           " does not match " + typeToString(dataArg(c, 0)->type()) +
+        return fail(c, "operand " + llvm::Twine(i) + " " + shown(args[i]->type()) +
+                           " does not match " + shown(args[0]->type()) +
                            " outside dim " + llvm::Twine(dim));
     if (d[dim] < 0 || t->dims()[dim] < 0) {
       d[dim] = -1;
@@ -347,8 +349,8 @@ llvm::Expected<Type> matmul(const CallNode &c) {
     y.push_back(1);
   int64_t k1 = x.back(), k2 = y[y.size() - 2];
   if (k1 >= 0 && k2 >= 0 && k1 != k2)
-    return fail(c, "inner dims differ: " + typeToString(dataArg(c, 0)->type()) + " @ " +
-                       typeToString(dataArg(c, 1)->type()));
+    return fail(c, "inner dims differ: " + shown(dataArg(c, 0)->type()) + " @ " +
+                       shown(dataArg(c, 1)->type()));
   auto batch = broadcast(llvm::ArrayRef<int64_t>(x).drop_back(2),
                          llvm::ArrayRef<int64_t>(y).drop_back(2));
   if (!batch)
@@ -374,6 +376,14 @@ llvm::Expected<Type> reduce(const CallNode &c) {
       return fail(c, "dim out of range");
     red[k] = true;
   }
+  // A maximum or minimum of nothing is undefined: PyTorch refuses to reduce
+  // an empty dim (sum, mean and prod of nothing are 0, NaN and 1).
+  llvm::StringRef op = c.opDef() ? llvm::StringRef(c.opDef()->name()) : "";
+  if (op == "torch.amax" || op == "torch.amin")
+    for (size_t k = 0; k < in->rank(); ++k)
+      if (red[k] && in->dims()[k] == 0)
+        return fail(c, "cannot reduce dim " + llvm::Twine(k) + " of " +
+                           shown(dataArg(c, 0)->type()) + ", which is empty");
   std::vector<int64_t> d;
   for (size_t k = 0; k < in->rank(); ++k)
     if (!red[k])

@@ -1,6 +1,9 @@
 //===- TypeRuleUtils.cpp - Helpers for op type rules ----------------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/IR/Diagnostic.h"
+#include "kc/Support/Quote.h"
+
 namespace kc::typerules {
 
 const ExprNode *dataArg(const CallNode &c, size_t i) {
@@ -20,17 +23,24 @@ size_t numDataArgs(const CallNode &c) {
   return n;
 }
 
+std::vector<const ExprNode *> dataArgs(const CallNode &c) {
+  std::vector<const ExprNode *> r;
+  for (size_t k = 0; k < c.numArgs(); ++k)
+    if (c.keys()[k].role != ArgRole::Weight)
+      r.push_back(c.arg(k).get());
+  return r;
+}
+
 const TensorTypeNode *dataType(const CallNode &c, size_t i) {
   const ExprNode *a = dataArg(c, i);
   return a ? llvm::dyn_cast_or_null<TensorTypeNode>(a->type().get()) : nullptr;
 }
 
 llvm::Error fail(const CallNode &c, const llvm::Twine &msg) {
-  std::string who = c.calleeName().str();
-  if (!c.name().empty())
-    who += " '" + c.name() + "'";
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), who + ": " + msg);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), describeCall(c) + ": " + msg);
 }
+
+std::string shown(const Type &t) { return clipInput(typeToString(t)); }
 
 int64_t normDim(int64_t d, int64_t rank) {
   if (d < 0)

@@ -58,11 +58,16 @@ constexpr int64_t kMaxPieces = int64_t(1) << 16;
 /// The i-th data (non-weight) argument, or null.
 const ExprNode *dataArg(const CallNode &c, size_t i);
 size_t numDataArgs(const CallNode &c);
+/// All data arguments in order: one walk of the arguments, where dataArg(c, i)
+/// in a loop is quadratic in their number.
+std::vector<const ExprNode *> dataArgs(const CallNode &c);
 /// The tensor type of the i-th data argument, or null when unknown.
 const TensorTypeNode *dataType(const CallNode &c, size_t i);
 
 /// An error naming the op: `nn.Conv2d 'conv1': <msg>`.
 llvm::Error fail(const CallNode &c, const llvm::Twine &msg);
+/// A type as an error message shows it, bounded (kc/Support/Quote.h).
+std::string shown(const Type &t);
 
 /// Normalizes a possibly negative dim against `rank`; -1 when out of range.
 int64_t normDim(int64_t d, int64_t rank);

@@ -11,6 +11,7 @@
 #include "CallInfo.h"
 #include "PackedGemm.h"
 
+#include <algorithm>
 #include <cblas.h>
 #include <omp.h>
 
@@ -36,7 +37,10 @@ public:
            ExecContext &ctx) override {
     float *y = out[0]->data<float>();
     const float *x = in[0]->data<float>();
-    if (rows_ <= kGemvRows) {
+    if (in_ == 0) {
+      // No input features: the product is zero (BLAS refuses k = 0).
+      std::fill(y, y + rows_ * out_, 0.f);
+    } else if (rows_ <= kGemvRows) {
       gemv(x, y);
     } else if (rows_ <= kPackedRowsMax) {
       if (!packed_.defined())
@@ -101,7 +105,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const Ke
   if (x->empty() || w->rank() != 2 || w->dim(1) != x->back())
     return kernelError(c, "input " + shapeToString(*x) + " does not match weight " +
                               shapeToString(w->shape()));
-  int64_t rows = numElements(*x) / x->back();
+  // The leading dims, whatever the (possibly empty) last one.
+  int64_t rows = numElements(llvm::ArrayRef<int64_t>(*x).drop_back());
   return std::unique_ptr<OpKernel>(
       new LinearKernel(rows, w->dim(1), w->dim(0), std::move(*w), std::move(*b),
                        c.weight("weight")->data()));

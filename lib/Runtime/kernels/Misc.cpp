@@ -2,6 +2,8 @@
 #include "CallInfo.h"
 #include "Parallel.h"
 
+#include "kc/Support/FloatToInt.h"
+
 #include <cstring>
 
 namespace kc::rt {
@@ -146,33 +148,51 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePixelShuffle(const CallNode &c,
 KC_REGISTER_KERNEL(pixelshuffle, "nn.PixelShuffle", makePixelShuffle<true>);
 KC_REGISTER_KERNEL(pixelunshuffle, "nn.PixelUnshuffle", makePixelShuffle<false>);
 
-/// Tensor.to: element type conversion between f32, f64, i64, i32 and bool.
+/// Tensor.to: element type conversion between f32, f64, i64, i32 and bool,
+/// with PyTorch's results: floating to integer through torchCast (defined
+/// for NaN, infinities and out-of-range values), integer to integer
+/// keeping the low bits, integers to floating never through a narrower type.
 class CastKernel final : public OpKernel {
 public:
   CastKernel(DType from, DType to) : from_(from), to_(to) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) override {
     int64_t n = in[0]->numel();
+    const void *src = in[0]->raw();
+    void *dst = out[0]->raw();
+    if (isFloating(from_)) {
+      for (int64_t i = 0; i < n; ++i)
+        storeFloating(dst, i, from_ == DType::F32 ? double(static_cast<const float *>(src)[i])
+                                                  : static_cast<const double *>(src)[i]);
+      return;
+    }
     for (int64_t i = 0; i < n; ++i)
-      store(out[0]->raw(), i, load(in[0]->raw(), i));
+      storeInteger(dst, i, loadInteger(src, i));
   }
 
 private:
-  double load(const void *p, int64_t i) const {
+  int64_t loadInteger(const void *p, int64_t i) const {
     switch (from_) {
-    case DType::F32: return static_cast<const float *>(p)[i];
-    case DType::F64: return static_cast<const double *>(p)[i];
-    case DType::I64: return double(static_cast<const int64_t *>(p)[i]);
+    case DType::I64: return static_cast<const int64_t *>(p)[i];
     case DType::I32: return static_cast<const int32_t *>(p)[i];
-    default: return static_cast<const uint8_t *>(p)[i];
+    default: return static_cast<const uint8_t *>(p)[i] != 0;
     }
   }
-  void store(void *p, int64_t i, double v) const {
+  void storeFloating(void *p, int64_t i, double v) const {
     switch (to_) {
     case DType::F32: static_cast<float *>(p)[i] = float(v); break;
     case DType::F64: static_cast<double *>(p)[i] = v; break;
-    case DType::I64: static_cast<int64_t *>(p)[i] = int64_t(v); break;
-    case DType::I32: static_cast<int32_t *>(p)[i] = int32_t(v); break;
+    case DType::I64: static_cast<int64_t *>(p)[i] = torchCast<int64_t>(v); break;
+    case DType::I32: static_cast<int32_t *>(p)[i] = torchCast<int32_t>(v); break;
+    default: static_cast<uint8_t *>(p)[i] = torchCast<bool>(v); break;
+    }
+  }
+  void storeInteger(void *p, int64_t i, int64_t v) const {
+    switch (to_) {
+    case DType::F32: static_cast<float *>(p)[i] = float(v); break;
+    case DType::F64: static_cast<double *>(p)[i] = double(v); break;
+    case DType::I64: static_cast<int64_t *>(p)[i] = v; break;
+    case DType::I32: static_cast<int32_t *>(p)[i] = int32_t(uint32_t(uint64_t(v))); break;
     default: static_cast<uint8_t *>(p)[i] = v != 0; break;
     }
   }

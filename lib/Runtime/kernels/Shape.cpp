@@ -261,9 +261,9 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConcat(const CallNode &c,
     return axis.takeError();
   int64_t outer = axis->second;
   std::vector<int64_t> chunk;
-  size_t n = dataArgs(c).size();
-  for (size_t i = 0; i < n; ++i) {
-    auto s = inputShape(c, i);
+  auto args = dataArgs(c); // once: inputShape(c, i) collects them on every call
+  for (const ExprNode *a : args) {
+    auto s = staticShape(c, a->type());
     if (!s)
       return s.takeError();
     chunk.push_back(numElements(*s) / std::max<int64_t>(outer, 1));

@@ -1,0 +1,181 @@
+//===- FloatToIntTest.cpp - Floating to integer conversion ----------------===//
+//
+// kc converts floating values to integers only through kc/Support/FloatToInt.h.
+// The expected values below are PyTorch 1.13.1's on x86-64, printed by
+//
+//   vals = [nan, inf, -inf, 1e10, -1e10, 3e9, -3e9, 1e20, -1e20, 300.7, -300.7,
+//           70000.5, -1.5, 2.5, 255.9, 256.0, -129.0, 9.3e18, -9.3e18]
+//   for n in (1, 7, 100003):   # scalar and vectorized loops agree
+//       torch.tensor(vals, dtype=torch.float32).repeat(n).to(T)[:len(vals)]
+//
+// (the same for float64 sources), and `Tensor.to` must reproduce them.
+// Literals that do not fit their integer type are refused when read.
+//
+//===----------------------------------------------------------------------===//
+#include "kc/IR/Parser.h"
+#include "kc/IR/TypeInference.h"
+#include "kc/Runtime/Interpreter.h"
+#include "kc/Support/FloatToInt.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+using namespace kc;
+
+namespace {
+
+const std::vector<double> kValues = {NAN,     INFINITY, -INFINITY, 1e10,  -1e10, 3e9,    -3e9,
+                                     1e20,    -1e20,    300.7,     -300.7, 70000.5, -1.5,  2.5,
+                                     255.9,   256.0,    -129.0,    9.3e18, -9.3e18};
+constexpr int64_t kMin64 = INT64_MIN;
+constexpr int64_t kMin32 = INT32_MIN;
+const std::vector<int64_t> kTorchI64 = {kMin64, kMin64, kMin64, 10000000000, -10000000000,
+                                        3000000000, -3000000000, kMin64, kMin64, 300, -300,
+                                        70000, -1, 2, 255, 256, -129, kMin64, kMin64};
+const std::vector<int64_t> kTorchI32 = {kMin32, kMin32, kMin32, kMin32, kMin32, kMin32, kMin32,
+                                        kMin32, kMin32, 300,    -300,   70000,  -1,     2,
+                                        255,    256,    -129,   kMin32, kMin32};
+const std::vector<int64_t> kTorchI16 = {0, 0, 0,   0,   0,   0,    0,  0, 0, 300,
+                                        -300, 4464, -1, 2, 255, 256, -129, 0, 0};
+const std::vector<int64_t> kTorchI8 = {0, 0, 0, 0, 0, 0, 0, 0, 0, 44, -44, 112, -1, 2, -1, 0, 127, 0, 0};
+const std::vector<int64_t> kTorchU8 = {0,  0,   0,   0,   0, 0,   0, 0,   0, 44,
+                                       212, 112, 255, 2, 255, 0, 127, 0, 0};
+
+} // namespace
+
+TEST_CASE("float to int: torchCast gives PyTorch 1.13's x86-64 results for every value") {
+  for (size_t i = 0; i < kValues.size(); ++i) {
+    INFO("value " << kValues[i]);
+    for (double v : {kValues[i], double(float(kValues[i]))}) {
+      CHECK(torchCast<int64_t>(v) == kTorchI64[i]);
+      CHECK(torchCast<int32_t>(v) == kTorchI32[i]);
+      CHECK(torchCast<int16_t>(v) == kTorchI16[i]);
+      CHECK(torchCast<int8_t>(v) == kTorchI8[i]);
+      CHECK(torchCast<uint8_t>(v) == kTorchU8[i]);
+      CHECK(torchCast<bool>(v) == true); // no value in the table is 0
+    }
+  }
+  CHECK(torchCast<bool>(0.0) == false);
+  CHECK(torchCast<bool>(-0.0) == false);
+  CHECK(torchCast<int64_t>(-9223372036854775808.0) == INT64_MIN);
+  CHECK(torchCast<int32_t>(-2147483648.9) == INT32_MIN);
+  CHECK(torchCast<int32_t>(2147483647.9) == INT32_MAX);
+}
+
+TEST_CASE("float to int: the checked and saturating forms") {
+  CHECK(!truncToInt64(NAN));
+  CHECK(!truncToInt64(9223372036854775808.0));
+  CHECK(*truncToInt64(-2.9) == -2);
+  CHECK(!exactInt64(2.5));
+  CHECK(*exactInt64(-4.0) == -4);
+  CHECK(saturatingInt64(NAN) == 0);
+  CHECK(saturatingInt64(1e300) == INT64_MAX);
+  CHECK(saturatingInt64(-INFINITY) == INT64_MIN);
+}
+
+namespace {
+
+/// Runs `Tensor.to` from `from` (f32 or f64) to `to` on kValues.
+std::vector<int64_t> runCast(const char *from, const char *to) {
+  std::string n = std::to_string(kValues.size());
+  std::string torchName = std::string(to) == "i64"   ? "torch.long"
+                          : std::string(to) == "i32" ? "torch.int"
+                                                     : "torch.bool";
+  std::string text = std::string("fn @main(%x: ") + from + "[" + n +
+                     "]) -> ? {\n  %0 = Tensor.to(%x) {dtype=\"" + torchName + "\"} : " + to + "[" +
+                     n + "]\n  return %0\n}\n";
+  auto m = parseModule(text, "cast.kc");
+  REQUIRE(bool(m));
+  REQUIRE(!inferTypes(**m));
+  auto cm = rt::CompiledModel::compile(**m, {});
+  REQUIRE(bool(cm));
+  bool f32 = std::string(from) == "f32";
+  rt::Tensor x = rt::Tensor::empty(f32 ? DType::F32 : DType::F64, {int64_t(kValues.size())});
+  for (size_t i = 0; i < kValues.size(); ++i) {
+    if (f32)
+      x.data<float>()[i] = float(kValues[i]);
+    else
+      x.data<double>()[i] = kValues[i];
+  }
+  auto out = (*cm)->run({x});
+  REQUIRE(bool(out));
+  const rt::Tensor &y = (*out)[0];
+  std::vector<int64_t> r;
+  for (size_t i = 0; i < kValues.size(); ++i) {
+    if (y.dtype() == DType::I64)
+      r.push_back(y.data<int64_t>()[i]);
+    else if (y.dtype() == DType::I32)
+      r.push_back(y.data<int32_t>()[i]);
+    else
+      r.push_back(y.data<uint8_t>()[i]);
+  }
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("float to int: Tensor.to matches PyTorch on NaN, infinities and out-of-range values") {
+  for (const char *from : {"f32", "f64"}) {
+    INFO(from);
+    CHECK(runCast(from, "i64") == kTorchI64);
+    CHECK(runCast(from, "i32") == kTorchI32);
+    CHECK(runCast(from, "bool") == std::vector<int64_t>(kValues.size(), 1));
+  }
+}
+
+TEST_CASE("float to int: Tensor.to between integers keeps the low bits, as PyTorch") {
+  auto m = parseModule("fn @main(%x: i64[4]) -> ? {\n  %0 = Tensor.to(%x) {dtype=\"torch.int\"} : i32[4]\n"
+                       "  %1 = Tensor.to(%x) {dtype=\"torch.double\"} : f64[4]\n  %2 = (%0, %1) : ?\n  return %2\n}\n",
+                       "cast.kc");
+  REQUIRE(bool(m));
+  REQUIRE(!inferTypes(**m));
+  auto cm = rt::CompiledModel::compile(**m, {});
+  REQUIRE(bool(cm));
+  rt::Tensor x = rt::Tensor::empty(DType::I64, {4});
+  const int64_t in[4] = {(int64_t(1) << 40) + 5, -(int64_t(1) << 33) - 7, int64_t(1) << 31,
+                         (int64_t(1) << 53) + 1};
+  std::memcpy(x.raw(), in, sizeof in);
+  auto out = (*cm)->run({x});
+  REQUIRE(bool(out));
+  const int32_t *i32 = (*out)[0].data<int32_t>();
+  CHECK(i32[0] == 5); // torch: [5, -7, -2147483648, 1]
+  CHECK(i32[1] == -7);
+  CHECK(i32[2] == INT32_MIN);
+  CHECK(i32[3] == 1);
+  CHECK((*out)[1].data<double>()[3] == 9007199254740992.0); // rounded once, as torch
+}
+
+TEST_CASE("float to int: literals that do not fit their integer type are refused, named") {
+  struct Case {
+    const char *literal, *why;
+  };
+  for (Case c : {Case{"1e300:i64", "'1e300:i64' does not fit in i64"},
+                 Case{"nan:i32", "'nan:i32' does not fit in i32"},
+                 Case{"inf:i64", "'inf:i64' does not fit in i64"},
+                 Case{"2.5:i64", "'2.5:i64' does not fit in i64"},
+                 Case{"3000000000:i32", "'3000000000:i32' does not fit in i32"},
+                 Case{"300:i8", "'300:i8' does not fit in i8"},
+                 Case{"-1:u8", "'-1:u8' does not fit in u8"},
+                 Case{"2:bool", "'2:bool' does not fit in bool"},
+                 Case{"9223372036854775808.0:i64", "does not fit in i64"}}) {
+    INFO(c.literal);
+    std::string text = std::string("fn @main(%x: f32[2]) -> ? {\n  %0 = add(%x, ") + c.literal +
+                       ") : ?\n  return %0\n}\n";
+    auto m = parseModule(text, "lit.kc");
+    REQUIRE(!m);
+    std::string msg = llvm::toString(m.takeError());
+    CHECK(msg.find("lit.kc:2:16: error: literal ") != std::string::npos);
+    CHECK(msg.find(c.why) != std::string::npos);
+  }
+  for (const char *ok : {"-9223372036854775808:i64", "4.0:i64", "-2147483648:i32", "255:u8",
+                         "1:bool", "true:bool", "1e300:f32", "nan:f64"}) {
+    INFO(ok);
+    std::string text = std::string("fn @main(%x: f32[2]) -> ? {\n  %0 = add(%x, ") + ok +
+                       ") : ?\n  return %0\n}\n";
+    auto m = parseModule(text, "lit.kc");
+    CHECK_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
+  }
+}
