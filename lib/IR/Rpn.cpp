@@ -105,6 +105,21 @@ llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
   return p;
 }
 
+/// The complex number of a literal written `(re+imj)`, as the printer
+/// writes them; nullopt for anything else.
+static std::optional<AttrValue> complexLiteral(llvm::StringRef text) {
+  if (text.size() <= 2 || !text.startswith("(") || !text.endswith("j)"))
+    return std::nullopt;
+  auto c = parseParamValue(text.drop_front().drop_back());
+  if (!c) {
+    llvm::consumeError(c.takeError());
+    return std::nullopt;
+  }
+  if (c->kind() != AttrValue::Kind::Complex)
+    return std::nullopt;
+  return std::move(*c);
+}
+
 llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, unsigned numParams) {
   RpnProgram p;
   p.numParams = numParams;
@@ -137,9 +152,8 @@ llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, un
         in.literal = AttrValue::none();
       else if (text.size() >= 2 && text.startswith("\"") && text.endswith("\""))
         in.literal = AttrValue::string(text.drop_front().drop_back().str());
-      else if (text.size() > 2 && text.startswith("(") && text.endswith("j)") &&
-               parseParamValue(text.drop_front().drop_back()).kind() == AttrValue::Kind::Complex)
-        in.literal = parseParamValue(text.drop_front().drop_back());
+      else if (auto c = complexLiteral(text))
+        in.literal = *c;
       else if (!text.getAsInteger(10, iv))
         in.literal = AttrValue::integer(iv);
       else if (text == "inf" || text == "-inf" || text == "nan" || text == "-nan")
