@@ -8,6 +8,12 @@
 //   %3 = @e1(%0, %1)                  %4 = @e2(%0, %1, %2)
 //   %4 = @e2(%3, %2)          ⇒       fn @e2(%a, %b, %c) { mul(add(%a, %b), %c) }
 //
+// In two steps, so that the cost is linear in main's size: groups are
+// formed first, from each group's last consumer back through its single-use
+// producers, tracking only the group's program length and how often each
+// operand occurs in it; then each group's function is built once. Merging
+// pairwise instead would copy a growing body at every link of a chain.
+//
 //===----------------------------------------------------------------------===//
 #include "kc/IR/Functor.h"
 #include "kc/IR/Op.h"
@@ -16,6 +22,7 @@
 #include "kc/Pass/PassUtils.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace kc;
@@ -34,77 +41,41 @@ const FunctionNode *primitiveCallee(const ExprNode *e) {
     return nullptr;
   auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get());
   // Lowered programs are opaque here: their parameters are positional tokens.
-  return f && f->isPrimitive() && !isLoweredToRpn(*f) ? f : nullptr;
+  return f && f->isPrimitive() && !isLoweredToRpn(*f) && f->params().size() == c->numArgs()
+             ? f
+             : nullptr;
 }
 
-class Merger final : public MixedModeMutator {
-public:
-  using MixedModeMutator::Rewrite_;
-  Merger(const llvm::DenseMap<const ExprNode *, unsigned> &uses, int64_t maxOperands,
-         llvm::StringMap<unsigned> &callsOf, llvm::StringSet<> &names)
-      : uses_(uses), maxOperands_(maxOperands), callsOf_(callsOf), names_(names) {}
-  uint64_t merged = 0;
+uint64_t saturatingMul(uint64_t a, uint64_t b, uint64_t cap) {
+  return b != 0 && a > cap / b ? cap : std::min(cap, a * b);
+}
 
-  Expr Rewrite_(const CallNode *pre, const Expr &post) override {
-    auto *c = llvm::cast<CallNode>(post.get());
-    const FunctionNode *f = primitiveCallee(c);
-    if (!f || f->params().size() != c->numArgs())
-      return post;
-    // New operand list: each operand once; producers' operands spliced in.
-    llvm::SmallVector<Expr, 8> operands;
-    llvm::DenseMap<const ExprNode *, Var> paramFor;
-    llvm::SmallVector<Var, 8> params;
-    auto paramOf = [&](const Expr &operand, const Var &like) {
-      auto it = paramFor.find(operand.get());
-      if (it != paramFor.end())
-        return it->second;
-      Var v = var(std::to_string(params.size()), like->type());
-      paramFor[operand.get()] = v;
-      params.push_back(v);
-      operands.push_back(operand);
-      return v;
-    };
-    Substitute subst;
-    bool changed = false;
-    for (size_t i = 0; i < c->numArgs(); ++i) {
-      const Expr &a = c->arg(i);
-      const FunctionNode *g = primitiveCallee(a.get());
-      auto *preArg = pre->arg(i).get();
-      if (g && uses_.lookup(preArg) == 1 && g->params().size() == llvm::cast<CallNode>(a.get())->numArgs()) {
-        auto *ac = llvm::cast<CallNode>(a.get());
-        Substitute inner;
-        for (size_t j = 0; j < ac->numArgs(); ++j)
-          inner.bind(g->params()[j].get(), paramOf(ac->arg(j), g->params()[j]));
-        subst.bind(f->params()[i].get(), inner.Mutate(g->body()));
-        changed = true;
-      } else {
-        subst.bind(f->params()[i].get(), paramOf(a, f->params()[i]));
-      }
-    }
-    if (!changed || int64_t(operands.size()) > maxOperands_)
-      return post;
-    Expr body = subst.Mutate(f->body());
-    // The merged function keeps the consumer's name only when no other call
-    // still needs the original.
-    std::string name = f->name();
-    if (callsOf_.lookup(name) > 1) {
-      for (unsigned i = 0; names_.count(name); ++i)
-        name = f->name() + "_merged" + std::to_string(i);
-      names_.insert(name);
-    }
-    Function nf = make<const FunctionNode>(name, params, body, f->retType(), true, f->attrs());
-    Call n = call(Expr(nf), operands, c->attrs(), {}, c->name());
-    n->setLoc(c->loc());
-    ++merged;
-    return n;
-  }
-
-private:
-  const llvm::DenseMap<const ExprNode *, unsigned> &uses_;
-  int64_t maxOperands_;
-  llvm::StringMap<unsigned> &callsOf_;
-  llvm::StringSet<> &names_;
+/// What merging needs to know of an expression call: the length of its
+/// program (rpnLength) and how often each operand occurs in it, operands in
+/// first-use order.
+struct Shape {
+  uint64_t length = 0;
+  llvm::MapVector<const ExprNode *, uint64_t> occurrences;
 };
+
+/// The Shape of call c of primitive function f, in time linear in f's size:
+/// occurrences flow from the body down the DAG, parents before children.
+Shape shapeOf(const CallNode &c, const FunctionNode &f, uint64_t cap) {
+  Shape s;
+  s.length = rpnLength(f.body(), cap);
+  std::vector<const ExprNode *> postOrder;
+  PostOrderVisit(f.body(), [&](const Expr &e) { postOrder.push_back(e.get()); });
+  llvm::DenseMap<const ExprNode *, uint64_t> count;
+  count[f.body().get()] = 1;
+  for (auto it = postOrder.rbegin(); it != postOrder.rend(); ++it)
+    if (auto *call = llvm::dyn_cast<CallNode>(*it))
+      for (const Expr &a : call->args())
+        count[a.get()] = std::min(cap, count[a.get()] + count.lookup(call));
+  for (size_t i = 0; i < f.params().size(); ++i)
+    if (uint64_t n = count.lookup(f.params()[i].get()))
+      s.occurrences[c.arg(i).get()] += n;
+  return s;
+}
 
 class MergeExpressions final : public Pass {
 public:
@@ -112,32 +83,189 @@ public:
   llvm::StringRef description() const override {
     return "Merge chains of elementwise expression functions into one function";
   }
-  llvm::Error run(Module &m) override {
-    Function main = m.main();
-    if (!main)
-      return llvm::Error::success();
-    auto uses = countUses(main);
-    llvm::StringMap<unsigned> callsOf;
-    PostOrderVisit(main->body(), [&](const Expr &e) {
-      if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
-        if (auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get()))
-          ++callsOf[f->name()];
-    });
-    llvm::StringSet<> names;
-    for (const Function &f : m.functions())
-      names.insert(f->name());
-    Merger mg(uses, int64_t(std::min<uint64_t>(*maxOperands, INT64_MAX)), callsOf, names);
-    rewriteMain(m, [&](const Expr &body) { return mg.Mutate(body); });
-    m.removeUnreferencedFunctions();
-    numMerged += mg.merged;
-    return llvm::Error::success();
+  llvm::Error run(Module &m) override;
+
+private:
+  struct Group {
+    Shape shape;
+    bool merged = false; ///< takes at least one producer
+  };
+
+  /// Lengths are counted up to one past the bound: enough to refuse.
+  uint64_t lengthCap() const { return std::max<uint64_t>(*maxLength, *maxLength + 1); }
+  void formGroups(const Function &main);
+  bool tryJoin(const CallNode &producer, Group &g);
+  Expr inlineMember(const CallNode &c, Substitute &params);
+  Expr buildGroup(const CallNode &root, llvm::StringMap<unsigned> &callsOf,
+                  llvm::StringSet<> &names);
+
+  Option<uint64_t> maxOperands{this, "max-operands", "Largest operand count of a merged function",
+                               16};
+  Option<uint64_t> maxLength{this, "max-length",
+                             "Most instructions of a merged function's program (lower-rpn)", 256};
+  Statistic numMerged{this, "num-merged", "Expression calls merged into their consumer"};
+
+  llvm::DenseMap<const ExprNode *, unsigned> uses_;
+  /// Each merged call's group, keyed by the group's root (last consumer).
+  llvm::DenseMap<const ExprNode *, const CallNode *> rootOf_;
+  llvm::DenseMap<const CallNode *, Group> groups_;
+  /// The new operand list and parameters of the group being built.
+  llvm::SmallVector<Expr, 8> operands_;
+  llvm::SmallVector<Var, 8> params_;
+  llvm::DenseMap<const ExprNode *, Var> paramFor_;
+};
+
+/// Walks main's calls consumers first, so that each producer is offered to
+/// the group of its only consumer before its own producers are seen.
+void MergeExpressions::formGroups(const Function &main) {
+  std::vector<const ExprNode *> order;
+  PostOrderVisit(main->body(), [&](const Expr &e) { order.push_back(e.get()); });
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    auto *c = llvm::dyn_cast<CallNode>(*it);
+    const FunctionNode *f = primitiveCallee(c);
+    if (!f)
+      continue;
+    const CallNode *root = rootOf_.lookup(c);
+    if (!root) {
+      root = c;
+      rootOf_[c] = c;
+      groups_[c].shape = shapeOf(*c, *f, lengthCap());
+    }
+    Group &g = groups_[root];
+    for (const Expr &a : c->args())
+      if (auto *p = llvm::dyn_cast<CallNode>(a.get());
+          p && primitiveCallee(p) && uses_.lookup(p) == 1 && !rootOf_.count(p) && tryJoin(*p, g))
+        rootOf_[p] = root;
+  }
+}
+
+/// Takes `producer` into g if the merged program stays within the bounds:
+/// its k occurrences in g are replaced by k copies of its program.
+bool MergeExpressions::tryJoin(const CallNode &producer, Group &g) {
+  uint64_t cap = lengthCap();
+  Shape p = shapeOf(producer, *primitiveCallee(&producer), cap);
+  uint64_t k = g.shape.occurrences.lookup(&producer);
+  uint64_t length = std::min(cap, g.shape.length + saturatingMul(k, p.length - 1, cap));
+  size_t operands = g.shape.occurrences.size() - 1;
+  for (auto &[q, n] : p.occurrences)
+    operands += !g.shape.occurrences.count(q);
+  if (length > *maxLength || operands > *maxOperands)
+    return false;
+  g.shape.occurrences.erase(&producer);
+  for (auto &[q, n] : p.occurrences)
+    g.shape.occurrences[q] = std::min(cap, g.shape.occurrences[q] + saturatingMul(k, n, cap));
+  g.shape.length = length;
+  g.merged = true;
+  ++numMerged;
+  return true;
+}
+
+/// The body of member c with each parameter replaced by the inlined body of
+/// its producer, if that producer is in the group, else by the group
+/// parameter of the operand.
+Expr MergeExpressions::inlineMember(const CallNode &c, Substitute &subst) {
+  const FunctionNode *f = primitiveCallee(&c);
+  for (size_t i = 0; i < c.numArgs(); ++i) {
+    const ExprNode *a = c.arg(i).get();
+    auto *p = llvm::dyn_cast<CallNode>(a);
+    if (p && rootOf_.lookup(p) == rootOf_.lookup(&c) && p != &c) {
+      Substitute inner;
+      subst.bind(f->params()[i].get(), inlineMember(*p, inner));
+      continue;
+    }
+    auto it = paramFor_.find(a);
+    if (it == paramFor_.end()) {
+      Var v = var(std::to_string(params_.size()), f->params()[i]->type());
+      it = paramFor_.try_emplace(a, v).first;
+      params_.push_back(v);
+      operands_.push_back(c.arg(i));
+    }
+    subst.bind(f->params()[i].get(), it->second);
+  }
+  return subst.Mutate(f->body());
+}
+
+/// The merged call replacing group root `root`, its operands still those
+/// of the original graph.
+Expr MergeExpressions::buildGroup(const CallNode &root, llvm::StringMap<unsigned> &callsOf,
+                                  llvm::StringSet<> &names) {
+  operands_.clear();
+  params_.clear();
+  paramFor_.clear();
+  Substitute subst;
+  Expr body = inlineMember(root, subst);
+  const FunctionNode *f = primitiveCallee(&root);
+  // The merged function keeps the consumer's name only when no other call
+  // still needs the original.
+  std::string name = f->name();
+  if (callsOf.lookup(name) > 1) {
+    for (unsigned i = 0; names.count(name); ++i)
+      name = f->name() + "_merged" + std::to_string(i);
+    names.insert(name);
+  }
+  Function nf = make<const FunctionNode>(name, params_, body, f->retType(), true, f->attrs());
+  Call n = call(Expr(nf), operands_, root.attrs(), {}, root.name());
+  n->setLoc(root.loc());
+  return n;
+}
+
+/// Replaces each group's root by its merged call, operands rewritten.
+class ReplaceRoots final : public MixedModeMutator {
+public:
+  using MixedModeMutator::Rewrite_;
+  explicit ReplaceRoots(llvm::DenseMap<const ExprNode *, Expr> merged)
+      : merged_(std::move(merged)) {}
+
+  Expr Rewrite_(const CallNode *pre, const Expr &post) override {
+    auto it = merged_.find(pre);
+    if (it == merged_.end())
+      return post;
+    auto *c = llvm::cast<CallNode>(it->second.get());
+    llvm::SmallVector<Expr, 8> args;
+    for (const Expr &a : c->args())
+      args.push_back(VisitExpr(a));
+    Call n = call(c->callee(), args, c->attrs(), {}, c->name());
+    n->setLoc(c->loc());
+    return n;
   }
 
 private:
-  Option<uint64_t> maxOperands{this, "max-operands", "Largest operand count of a merged function",
-                               16};
-  Statistic numMerged{this, "num-merged", "Expression calls merged into their consumer"};
+  llvm::DenseMap<const ExprNode *, Expr> merged_;
 };
+
+llvm::Error MergeExpressions::run(Module &m) {
+  Function main = m.main();
+  if (!main)
+    return llvm::Error::success();
+  uses_ = countUses(main);
+  rootOf_.clear();
+  groups_.clear();
+  formGroups(main);
+
+  llvm::StringMap<unsigned> callsOf;
+  PostOrderVisit(main->body(), [&](const Expr &e) {
+    if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
+      if (auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get()))
+        ++callsOf[f->name()];
+  });
+  llvm::StringSet<> names;
+  for (const Function &f : m.functions())
+    names.insert(f->name());
+  // Roots in dataflow order, so that fresh names follow the model's order.
+  llvm::DenseMap<const ExprNode *, Expr> merged;
+  PostOrderVisit(main->body(), [&](const Expr &e) {
+    auto *c = llvm::dyn_cast<CallNode>(e.get());
+    auto it = c ? groups_.find(c) : groups_.end();
+    if (it != groups_.end() && it->second.merged)
+      merged[c] = buildGroup(*c, callsOf, names);
+  });
+  if (merged.empty())
+    return llvm::Error::success();
+  ReplaceRoots replace(std::move(merged));
+  rewriteMain(m, [&](const Expr &body) { return replace.Mutate(body); });
+  m.removeUnreferencedFunctions();
+  return llvm::Error::success();
+}
 
 } // namespace
 

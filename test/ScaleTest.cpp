@@ -1,14 +1,12 @@
 //===- ScaleTest.cpp - Cost linear in the model's size --------------------===//
 //
-// Three models that are wide or long where real ones are not: a torch.cat of
+// Models that are wide or long where real ones are not: a torch.cat of
 // 100,000 inputs, one pnnx.Expression over 100,000 operands, a chain of
-// 100,000 ops. Each is imported, optimized (-O) and run at n/10 and at n.
+// 100,000 ops, a chain of 100,000 expressions (which merge-expressions
+// merges). Each is imported, optimized (-O) and run at n/10 and at n.
 // Linear cost makes the larger 10 times dearer, quadratic 100 times: the
 // bound is 40 (generous against a loaded machine), with the values checked
 // and the peak memory growth bounded per op.
-//
-// A chain of 100,000 *expressions* is not here: merge-expressions copies the
-// growing merged body at every link, quadratic in time and memory.
 //
 //===----------------------------------------------------------------------===//
 #include "kc/IR/TypeInference.h"
@@ -123,8 +121,8 @@ Model longChain(int n) {
     // The reshapes alternate (3,2) and (2,3); each ReLU keeps its input's.
     std::string shape = i % 4 == 1 || i % 4 == 2 ? "(3,2)" : "(2,3)";
     std::string op = i % 2 == 0 ? "nn.ReLU r" : "Tensor.reshape s";
-    m.param += op + std::to_string(i) + " 1 1 " + a + " " + b +
-               (i % 2 ? " shape=" + shape : "") + " #" + b + "=" + shape + "f32\n";
+    m.param += op + std::to_string(i) + " 1 1 " + a + " " + b + (i % 2 ? " shape=" + shape : "") +
+               " #" + b + "=" + shape + "f32\n";
   }
   m.param += "pnnx.Output out 1 0 v" + std::to_string(n) + "\n";
   m.inputs.push_back(filled({2, 3}, {-1, 2, -3, 4, -5, 6}));
@@ -132,6 +130,27 @@ Model longChain(int n) {
     REQUIRE(y.numel() == 6);
     std::vector<float> want = {0, 2, 0, 4, 0, 6};
     CHECK(std::vector<float>(y.data<float>(), y.data<float>() + 6) == want);
+  };
+  return m;
+}
+
+/// n chained expressions y_{i+1} = add(y_i, 1) from x = [0, 5]: the output
+/// is x + n, exact in f32.
+Model expressionChain(int n) {
+  Model m;
+  m.param = "7767517\n" + std::to_string(n + 2) + " " + std::to_string(n + 1) +
+            "\npnnx.Input in 0 1 v0 #v0=(2)f32\n";
+  for (int i = 0; i < n; ++i) {
+    std::string a = "v" + std::to_string(i), b = "v" + std::to_string(i + 1);
+    m.param += "pnnx.Expression e" + std::to_string(i) + " 1 1 " + a + " " + b +
+               " expr=add(@0,1) #" + b + "=(2)f32\n";
+  }
+  m.param += "pnnx.Output out 1 0 v" + std::to_string(n) + "\n";
+  m.inputs.push_back(filled({2}, {0, 5}));
+  m.check = [n](const rt::Tensor &y) {
+    REQUIRE(y.numel() == 2);
+    CHECK(y.data<float>()[0] == float(n));
+    CHECK(y.data<float>()[1] == float(n + 5));
   };
   return m;
 }
@@ -168,8 +187,8 @@ void checkLinear(const char *what, Model (*make)(int)) {
   size_t before = peakRss();
   double large = importOptimizeRun(make(kOps));
   size_t grown = peakRss() - before;
-  MESSAGE(std::string(what) << ": " << kOps / 10 << " in " << small << " s, " << kOps << " in " << large
-                << " s, peak memory +" << grown / (1 << 20) << " MiB");
+  MESSAGE(std::string(what) << ": " << kOps / 10 << " in " << small << " s, " << kOps << " in "
+                            << large << " s, peak memory +" << grown / (1 << 20) << " MiB");
   // 0.05 s absorbs timer noise when the small case is very fast.
   CHECK(large <= 40 * std::max(small, 0.05));
   // Quadratic memory would be gigabytes (docs/performance.md has figures).
@@ -179,7 +198,30 @@ void checkLinear(const char *what, Model (*make)(int)) {
 } // namespace
 
 TEST_CASE("scale: torch.cat of 100,000 inputs") { checkLinear("cat", wideCat); }
-TEST_CASE("scale: an expression of 100,000 operands") {
-  checkLinear("expression", wideExpression);
-}
+TEST_CASE("scale: an expression of 100,000 operands") { checkLinear("expression", wideExpression); }
 TEST_CASE("scale: a chain of 100,000 ops") { checkLinear("chain", longChain); }
+// Each link uses its input three times: merged without a bound, the chain's
+// program would be a tree of 3^16 (43 million) instructions.
+TEST_CASE("scale: 16 chained expressions that use their input thrice") {
+  const int k = 16;
+  Model m = expressionChain(k);
+  for (size_t at; (at = m.param.find("add(@0,1)")) != std::string::npos;)
+    m.param.replace(at, 9, "add(mul(@0,@0),@0)");
+  m.inputs = {filled({2}, {-0.5f, -0.25f})};
+  double want[2] = {-0.5, -0.25};
+  for (int i = 0; i < k; ++i)
+    for (double &x : want)
+      x = float(float(x * x) + x);
+  m.check = [want](const rt::Tensor &y) {
+    REQUIRE(y.numel() == 2);
+    CHECK(y.data<float>()[0] == doctest::Approx(want[0]).epsilon(1e-6));
+    CHECK(y.data<float>()[1] == doctest::Approx(want[1]).epsilon(1e-6));
+  };
+  double seconds = importOptimizeRun(m);
+  MESSAGE("shared chain of " << k << ": " << seconds << " s");
+  CHECK(seconds < 10);
+}
+
+TEST_CASE("scale: a chain of 100,000 expressions") {
+  checkLinear("expression chain", expressionChain);
+}

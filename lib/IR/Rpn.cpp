@@ -1,5 +1,6 @@
 //===- Rpn.cpp - Reverse-Polish expression programs -----------------------===//
 #include "kc/IR/Rpn.h"
+#include "kc/IR/Functor.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/Import/PnnxParam.h"
 
@@ -36,6 +37,18 @@ std::vector<std::string> RpnProgram::toTokens() const {
 bool isLoweredToRpn(const FunctionNode &fn) {
   auto *c = llvm::dyn_cast_or_null<CallNode>(fn.body().get());
   return c && c->opDef() && c->opDef()->name() == kRpnOpName;
+}
+
+uint64_t rpnLength(const Expr &body, uint64_t cap) {
+  llvm::DenseMap<const ExprNode *, uint64_t> length;
+  PostOrderVisit(body, [&](const Expr &e) {
+    uint64_t n = 1;
+    if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
+      for (const Expr &a : c->args())
+        n = std::min(cap, n + length.lookup(a.get()));
+    length[e.get()] = n;
+  });
+  return length.lookup(body.get());
 }
 
 static void track(RpnProgram &p, unsigned &depth, int delta) {

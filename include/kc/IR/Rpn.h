@@ -57,6 +57,12 @@ llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, un
 /// True when `fn`'s body is already an `rpn` call.
 bool isLoweredToRpn(const FunctionNode &fn);
 
+/// How many instructions lowerToRpn emits for `body`: the size of the
+/// expression as a tree, where a subexpression is counted at each of its
+/// uses. Counted on the DAG in time linear in its size, saturating at
+/// `cap` (a shared chain's tree can be exponential in the DAG).
+uint64_t rpnLength(const Expr &body, uint64_t cap);
+
 /// If `e` is a list expression of operands and Nones (`[@0]`, `[None,@1]`,
 /// as pnnx writes Tensor.index's indices), a call
 /// of a primitive function whose body is `list` or its lowered `rpn`
