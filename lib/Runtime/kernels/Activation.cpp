@@ -1,6 +1,6 @@
 //===- Activation.cpp - Elementwise activations and softmax ---------------===//
-#include "Epilogue.h"
 #include "CallInfo.h"
+#include "Epilogue.h"
 
 namespace kc::rt {
 namespace {
@@ -19,9 +19,7 @@ public:
     float *y = out[0]->data<float>();
     int64_t n = in[0]->numel();
     const float *p = p_.data();
-    parallelFor(n, n > 65536, [&](int64_t i) {
-      y[i] = F(x[i], p);
-    });
+    parallelFor(n, n > 65536, [&](int64_t i) { y[i] = F(x[i], p); });
   }
 
 private:
@@ -36,14 +34,16 @@ llvm::Expected<std::unique_ptr<OpKernel>> unary(const CallNode &c, std::vector<f
   return std::unique_ptr<OpKernel>(new UnaryKernel<F>(std::move(params)));
 }
 
-float relu(float x, const float *) { return x > 0 ? x : 0.f; }
+float relu(float x, const float *) { return x < 0 ? 0.f : x; } // NaN stays NaN
 float relu6(float x, const float *) { return std::min(std::max(x, 0.f), 6.f); }
 float sigmoid(float x, const float *) { return 1.f / (1.f + expApprox(-x)); }
 float tanhf_(float x, const float *) { return std::tanh(x); }
 float silu(float x, const float *) { return x / (1.f + expApprox(-x)); }
 float hardswish(float x, const float *) { return x * std::min(std::max(x + 3.f, 0.f), 6.f) / 6.f; }
 float hardsigmoid(float x, const float *) { return std::min(std::max(x + 3.f, 0.f), 6.f) / 6.f; }
-float geluErf(float x, const float *) { return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752f)); }
+float geluErf(float x, const float *) {
+  return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752f));
+}
 float geluTanh(float x, const float *) {
   return 0.5f * x * (1.f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
@@ -78,7 +78,7 @@ std::vector<float> params(const CallNode &c,
 /// attributes {name, default}.
 #define KC_UNARY_KERNEL(ID, OP, FN, ...)                                                           \
   llvm::Expected<std::unique_ptr<OpKernel>> make_##ID(const CallNode &c,                           \
-                                                       const KernelBuildContext &) {               \
+                                                      const KernelBuildContext &) {                \
     return unary<FN>(c, params(c, {__VA_ARGS__}));                                                 \
   }                                                                                                \
   KC_REGISTER_KERNEL(ID, OP, make_##ID)

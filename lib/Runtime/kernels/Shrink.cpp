@@ -27,11 +27,11 @@ public:
       for (int64_t i = blk * 4096; i < end; ++i) {
         float v = x[i];
         if constexpr (K == Shrink::Hard)
-          y[i] = (v > a || v < -a) ? v : 0.f;
+          y[i] = (v >= -a && v <= a) ? 0.f : v; // NaN passes, as in PyTorch
         else if constexpr (K == Shrink::Soft)
           y[i] = v > a ? v - a : v < -a ? v + a : 0.f;
         else
-          y[i] = v > a ? v : b;
+          y[i] = v <= a ? b : v; // NaN passes, as in PyTorch
       }
     });
   }

@@ -108,7 +108,7 @@ void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, in
       int64_t ow0 = t * L, c0 = ow0 * S - PW;
       V acc = inside[t] ? dwTaps<T, S, false, true>(r, c0, w, masks[t], vb)
                         : dwTaps<T, S, true, true>(r, c0, w, masks[t], vb);
-      V v = T::min(T::max(acc, vlo), vhi);
+      V v = vclamp<T>(acc, vlo, vhi);
       if (ow0 + L <= OW)
         T::store(row + ow0, v);
       else
@@ -130,9 +130,10 @@ void f32_dwconv3x3_pad1(const float *src, float *dst, int64_t H, int64_t W, int6
     float v = b;
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) {
+        // A tap on the padding still multiplies (a zero), as PyTorch's
+        // does: a NaN or infinite weight makes the output NaN there too.
         int64_t col = S * ow - 1 + j;
-        if (col >= 0 && col < W)
-          v += k[3 * i + j] * r[i][col];
+        v += k[3 * i + j] * (col >= 0 && col < W ? r[i][col] : 0.f);
       }
     return minOf(maxOf(v, lo), hi);
   };
@@ -155,7 +156,7 @@ void f32_dwconv3x3_pad1(const float *src, float *dst, int64_t H, int64_t W, int6
     for (int64_t step = 1; step <= last; step += L) {
       int64_t ow = minOf(step, last - L + 1);
       V v = dwTaps<T, S, false, false>(r, S * ow - 1, w, nullptr, vb);
-      T::store(row + ow, T::min(T::max(v, vlo), vhi));
+      T::store(row + ow, vclamp<T>(v, vlo, vhi));
     }
     for (int64_t ow = last + 1; ow < OW; ++ow)
       row[ow] = edge(r, ow);
@@ -184,7 +185,7 @@ void f32_dwconv3x3_padded(const float *pad, int64_t PWt, float *dst, int64_t OH,
     // the plane into the region's gap; those lanes are never kept.
     for (int64_t step = 0; step < OW; step += L) {
       int64_t ow = maxOf<int64_t>(0, minOf<int64_t>(step, OW - L));
-      V v = T::min(T::max(dwTaps<T, S, false, false>(rows, S * ow, w, nullptr, vb), vlo), vhi);
+      V v = vclamp<T>(dwTaps<T, S, false, false>(rows, S * ow, w, nullptr, vb), vlo, vhi);
       storeFirst<T>(row + ow, v, oh * OW + ow + L <= OH * OW, OW);
     }
     if (!e.clampOnly)

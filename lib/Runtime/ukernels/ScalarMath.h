@@ -25,10 +25,12 @@ constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e
 
 /// exp(x) in float without a library call, so loops over it vectorize
 /// (within 2 ulp of std::exp; kernel tests pin the bound).
-static inline __attribute__((always_inline)) float expApprox(float x) {
-  x = x < kExpMin ? kExpMin : x > kExpMax ? kExpMax : x;
+static inline __attribute__((always_inline)) float expApprox(float x0) {
+  // NaN passes the clamp (and gives NaN); k is kept finite for the int
+  // conversion below, which NaN would make undefined.
+  float x = x0 < kExpMin ? kExpMin : x0 > kExpMax ? kExpMax : x0;
   // Round x·log2(e) to an integer by the 1.5·2^23 trick (no rint call).
-  float k = (x * kLog2e + kExpRound) - kExpRound;
+  float k = ((x == x ? x : 0.f) * kLog2e + kExpRound) - kExpRound;
   float r = x - k * kLn2Hi + k * kLn2Lo;
   float p = kExpPoly[0];
   for (int i = 1; i < 6; ++i)
@@ -37,14 +39,14 @@ static inline __attribute__((always_inline)) float expApprox(float x) {
   int32_t bits = (int32_t(k) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
+  return x0 > kExpMax ? __builtin_inff() : p * scale;
 }
 
 static inline __attribute__((always_inline)) float applyAct(rt::Act a, float x, float slope) {
   using rt::Act;
   switch (a) {
   case Act::None: return x;
-  case Act::Relu: return x > 0 ? x : 0;
+  case Act::Relu: return x < 0 ? 0 : x; // NaN stays NaN, as in PyTorch
   case Act::Relu6: return x < 0.f ? 0.f : x > 6.f ? 6.f : x;
   case Act::Silu: return x / (1.f + expApprox(-x));
   case Act::Sigmoid: return 1.f / (1.f + expApprox(-x));
