@@ -17,29 +17,94 @@ namespace {
 constexpr int64_t kBlock = 512;
 
 enum class Code : uint8_t {
-  Add, Sub, Mul, Div, FloorDiv, Remainder, Fmod, Pow, Atan2, Max, Min, LogAddExp,
-  Neg, Abs, Sign, Square, Sqrt, Rsqrt, Reciprocal, Exp, Expm1, Log, Log10, Log1p, Erf,
-  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh,
-  Ceil, Floor, Trunc, Round, Identity, Invalid
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Remainder,
+  Fmod,
+  Pow,
+  Atan2,
+  Max,
+  Min,
+  LogAddExp,
+  Neg,
+  Abs,
+  Sign,
+  Square,
+  Sqrt,
+  Rsqrt,
+  Reciprocal,
+  Exp,
+  Expm1,
+  Log,
+  Log10,
+  Log1p,
+  Erf,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Tanh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Ceil,
+  Floor,
+  Trunc,
+  Round,
+  Identity,
+  Invalid
 };
 
 Code codeOf(llvm::StringRef op) {
   return llvm::StringSwitch<Code>(op)
-      .Case("add", Code::Add).Case("sub", Code::Sub).Case("mul", Code::Mul)
-      .Case("div", Code::Div).Case("floor_divide", Code::FloorDiv)
-      .Case("remainder", Code::Remainder).Case("fmod", Code::Fmod).Case("pow", Code::Pow)
-      .Case("atan2", Code::Atan2).Cases("max", "maximum", Code::Max)
-      .Cases("min", "minimum", Code::Min).Case("logaddexp", Code::LogAddExp)
-      .Case("neg", Code::Neg).Case("abs", Code::Abs).Case("sign", Code::Sign)
-      .Case("square", Code::Square).Case("sqrt", Code::Sqrt).Case("rsqrt", Code::Rsqrt)
-      .Case("reciprocal", Code::Reciprocal).Case("exp", Code::Exp).Case("expm1", Code::Expm1)
-      .Case("log", Code::Log).Case("log10", Code::Log10).Case("log1p", Code::Log1p)
-      .Case("erf", Code::Erf).Case("sin", Code::Sin).Case("cos", Code::Cos)
-      .Case("tan", Code::Tan).Case("asin", Code::Asin).Case("acos", Code::Acos)
-      .Case("atan", Code::Atan).Case("sinh", Code::Sinh).Case("cosh", Code::Cosh)
-      .Case("tanh", Code::Tanh).Case("asinh", Code::Asinh).Case("acosh", Code::Acosh)
-      .Case("atanh", Code::Atanh).Case("ceil", Code::Ceil).Case("floor", Code::Floor)
-      .Cases("trunc", "int", Code::Trunc).Case("round", Code::Round)
+      .Case("add", Code::Add)
+      .Case("sub", Code::Sub)
+      .Case("mul", Code::Mul)
+      .Case("div", Code::Div)
+      .Case("floor_divide", Code::FloorDiv)
+      .Case("remainder", Code::Remainder)
+      .Case("fmod", Code::Fmod)
+      .Case("pow", Code::Pow)
+      .Case("atan2", Code::Atan2)
+      .Cases("max", "maximum", Code::Max)
+      .Cases("min", "minimum", Code::Min)
+      .Case("logaddexp", Code::LogAddExp)
+      .Case("neg", Code::Neg)
+      .Case("abs", Code::Abs)
+      .Case("sign", Code::Sign)
+      .Case("square", Code::Square)
+      .Case("sqrt", Code::Sqrt)
+      .Case("rsqrt", Code::Rsqrt)
+      .Case("reciprocal", Code::Reciprocal)
+      .Case("exp", Code::Exp)
+      .Case("expm1", Code::Expm1)
+      .Case("log", Code::Log)
+      .Case("log10", Code::Log10)
+      .Case("log1p", Code::Log1p)
+      .Case("erf", Code::Erf)
+      .Case("sin", Code::Sin)
+      .Case("cos", Code::Cos)
+      .Case("tan", Code::Tan)
+      .Case("asin", Code::Asin)
+      .Case("acos", Code::Acos)
+      .Case("atan", Code::Atan)
+      .Case("sinh", Code::Sinh)
+      .Case("cosh", Code::Cosh)
+      .Case("tanh", Code::Tanh)
+      .Case("asinh", Code::Asinh)
+      .Case("acosh", Code::Acosh)
+      .Case("atanh", Code::Atanh)
+      .Case("ceil", Code::Ceil)
+      .Case("floor", Code::Floor)
+      .Cases("trunc", "int", Code::Trunc)
+      .Case("round", Code::Round)
       .Case("torch.float", Code::Identity)
       .Default(Code::Invalid);
 }
@@ -125,49 +190,55 @@ void apply(Code c, const float *a, const float *b, float *d, int64_t n) {
 
 class ExprKernel final : public OpKernel {
 public:
+  /// A stack of depth_ blocks for each thread.
+  size_t workspaceBytes() const override {
+    return size_t(threads_) * depth_ * kBlock * sizeof(float);
+  }
+
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &ctx) const override {
     float *y = out[0]->data<float>();
     int64_t blocksPerRow = (inner_ + kBlock - 1) / kBlock;
     int64_t total = rows_ * blocksPerRow;
-    int threads = std::min<int64_t>(omp_get_max_threads(), std::max<int64_t>(1, total));
+    int threads =
+        int(std::min<int64_t>({omp_get_max_threads(), threads_, std::max<int64_t>(1, total)}));
     if (rows_ * inner_ < 32768)
       threads = 1;
-    size_t need = size_t(threads) * depth_ * kBlock;
-    if (scratch_.size() < need)
-      scratch_.resize(need); // first run only: the size is fixed per model
-    // Thread i of a larger team gets block i at most: scratch_ suffices.
-    parallelFor(total, threads > 1, [&](int64_t t) {
-      float *scratch = scratch_.data() + size_t(omp_get_thread_num()) * depth_ * kBlock;
-      int64_t row = t / blocksPerRow, j0 = (t % blocksPerRow) * kBlock;
-      int64_t n = std::min(kBlock, inner_ - j0);
-      const float *stack[64];
-      unsigned sp = 0;
-      for (const Instr &i : code_) {
-        if (i.kind == Instr::Arg) {
-          const float *base = in[i.index]->data<float>() + offsetOf(i.index, row);
-          if (innerStride_[i.index]) {
-            stack[sp] = base + j0;
-          } else {
-            float *s = scratch + sp * kBlock;
-            std::fill(s, s + n, *base);
-            stack[sp] = s;
+    float *stacks = static_cast<float *>(ctx.workspace);
+    parallelFor(
+        total, threads > 1,
+        [&](int64_t t) {
+          float *scratch = stacks + size_t(omp_get_thread_num()) * depth_ * kBlock;
+          int64_t row = t / blocksPerRow, j0 = (t % blocksPerRow) * kBlock;
+          int64_t n = std::min(kBlock, inner_ - j0);
+          const float *stack[64];
+          unsigned sp = 0;
+          for (const Instr &i : code_) {
+            if (i.kind == Instr::Arg) {
+              const float *base = in[i.index]->data<float>() + offsetOf(i.index, row);
+              if (innerStride_[i.index]) {
+                stack[sp] = base + j0;
+              } else {
+                float *s = scratch + sp * kBlock;
+                std::fill(s, s + n, *base);
+                stack[sp] = s;
+              }
+              ++sp;
+            } else if (i.kind == Instr::Literal) {
+              stack[sp++] = literals_.data() + i.index * kBlock;
+            } else if (isBinary(i.code)) {
+              float *d = scratch + (sp - 2) * kBlock;
+              apply(i.code, stack[sp - 2], stack[sp - 1], d, n);
+              stack[--sp - 1] = d;
+            } else {
+              float *d = scratch + (sp - 1) * kBlock;
+              apply(i.code, stack[sp - 1], nullptr, d, n);
+              stack[sp - 1] = d;
+            }
           }
-          ++sp;
-        } else if (i.kind == Instr::Literal) {
-          stack[sp++] = literals_.data() + i.index * kBlock;
-        } else if (isBinary(i.code)) {
-          float *d = scratch + (sp - 2) * kBlock;
-          apply(i.code, stack[sp - 2], stack[sp - 1], d, n);
-          stack[--sp - 1] = d;
-        } else {
-          float *d = scratch + (sp - 1) * kBlock;
-          apply(i.code, stack[sp - 1], nullptr, d, n);
-          stack[sp - 1] = d;
-        }
-      }
-      std::memcpy(y + row * inner_ + j0, stack[0], sizeof(float) * n);
-    });
+          std::memcpy(y + row * inner_ + j0, stack[0], sizeof(float) * n);
+        },
+        threads);
   }
 
   /// Element offset of row `row` in argument `a`.
@@ -181,20 +252,19 @@ public:
   }
 
   std::vector<Instr> code_;
-  std::vector<float> literals_;   ///< kBlock copies of each literal
-  std::vector<int64_t> outer_;    ///< collapsed dims except the innermost
+  std::vector<float> literals_;               ///< kBlock copies of each literal
+  std::vector<int64_t> outer_;                ///< collapsed dims except the innermost
   std::vector<std::vector<int64_t>> strides_; ///< per argument, over outer_
-  std::vector<int> innerStride_;  ///< per argument: 1 contiguous, 0 broadcast
+  std::vector<int> innerStride_;              ///< per argument: 1 contiguous, 0 broadcast
   int64_t rows_ = 1, inner_ = 1;
   unsigned depth_ = 1;
-  std::vector<float> scratch_;
+  int threads_ = 1; ///< threads the workspace holds a stack for
 };
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeExprKernel(const CallNode &call,
-                                                         const FunctionNode &fn,
-                                                         const KernelBuildContext &) {
+llvm::Expected<std::unique_ptr<OpKernel>>
+makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildContext &ctx) {
   auto prog = lowerToRpn(fn);
   if (!prog)
     return kernelError(call, llvm::toString(prog.takeError()));
@@ -240,8 +310,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeExprKernel(const CallNode &call,
     case RpnInstr::Kind::Literal: {
       const AttrValue &v = in.literal;
       if (!v.isNumber() && !v.isBool())
-        return kernelError(call, "expression literal " + attrToString(v) +
-                                     " is not a number");
+        return kernelError(call, "expression literal " + attrToString(v) + " is not a number");
       double d = v.isBool() ? double(v.getBool()) : v.getNumber();
       pushLiteral(d);
       sim.push_back({false, true, 0, d});
@@ -299,6 +368,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeExprKernel(const CallNode &call,
   if (maxDepth > 64)
     return kernelError(call, "expression needs a stack deeper than 64");
   k->depth_ = maxDepth;
+  k->threads_ = std::max(1, ctx.numThreads);
   for (double v : literalValues)
     k->literals_.insert(k->literals_.end(), kBlock, float(v));
 

@@ -1,7 +1,7 @@
 //===- Interpreter.cpp - Executes a module --------------------------------===//
 #include "kc/Runtime/Interpreter.h"
-#include "kc/IR/OpCost.h"
 #include "kc/IR/Functor.h"
+#include "kc/IR/OpCost.h"
 #include "kc/Runtime/Schedule.h"
 #include "kc/Support/Quote.h"
 
@@ -12,10 +12,11 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <new>
-#include <set>
 #include <omp.h>
 #include <optional>
+#include <set>
 #include <unistd.h>
 
 extern "C" void openblas_set_num_threads(int);
@@ -134,17 +135,26 @@ struct CompiledModel::Impl {
   CompileOptions opts;
 
   /// What a run writes: the arena, the kernels' workspace, one tensor per
-  /// value (rebound each run), the time of each step.
+  /// value (rebound each run), the time of each step. Each concurrent run
+  /// has its own, taken from a pool: runs in turn reuse one, so the steady
+  /// state allocates nothing.
   struct RunState {
     std::shared_ptr<void> arena, workspace;
     std::vector<Tensor> bound;
     std::vector<double> stepMs;
     int64_t runs = 0;
-  } state;
+  };
+  mutable std::mutex poolMutex;
+  std::vector<std::unique_ptr<RunState>> states; ///< every state made, for profiles
+  std::vector<RunState *> idle;                  ///< those no run holds
+  int threads = 1;                               ///< the most threads kernels' scratch is sized for
 
   llvm::Error plan();
   llvm::Error checkMemory(llvm::ArrayRef<int> defStep) const;
-  llvm::Error allocate();
+  llvm::Expected<RunState *> acquire();
+  void release(RunState *s);
+  llvm::Expected<std::vector<Tensor>> runOn(RunState &R, llvm::ArrayRef<Tensor> inputs);
+  llvm::Expected<std::unique_ptr<RunState>> allocate() const;
 };
 
 /// Places each arena value at its definition (best fit, see ArenaSpace),
@@ -187,13 +197,45 @@ llvm::Error CompiledModel::Impl::plan() {
   arenaBytes = space.highWater();
   if (auto e = checkMemory(defStep))
     return e;
-  return allocate();
+  // The first run's buffers, so that a model that does not fit fails here.
+  auto first = allocate();
+  if (!first)
+    return first.takeError();
+  idle.push_back(first->get());
+  states.push_back(std::move(*first));
+  return llvm::Error::success();
+}
+
+/// An idle run state, or a new one when every state is in use.
+llvm::Expected<CompiledModel::Impl::RunState *> CompiledModel::Impl::acquire() {
+  std::lock_guard<std::mutex> lock(poolMutex);
+  if (!idle.empty()) {
+    RunState *s = idle.back();
+    idle.pop_back();
+    return s;
+  }
+  auto fresh = allocate();
+  if (!fresh)
+    return fresh.takeError();
+  states.push_back(std::move(*fresh));
+  return states.back().get();
+}
+
+void CompiledModel::Impl::release(RunState *s) {
+  // The caller's input tensors are not kept past the run.
+  for (size_t v = 0; v < schedule.values.size(); ++v)
+    if (schedule.values[v].kind == ScheduleValue::Input)
+      s->bound[v] = Tensor();
+  std::lock_guard<std::mutex> lock(poolMutex);
+  idle.push_back(s);
 }
 
 /// A run's buffers, and its tensors bound to them.
-llvm::Error CompiledModel::Impl::allocate() {
+llvm::Expected<std::unique_ptr<CompiledModel::Impl::RunState>>
+CompiledModel::Impl::allocate() const {
   const auto &values = schedule.values;
-  RunState &r = state;
+  auto state = std::make_unique<RunState>();
+  RunState &r = *state;
   try {
     r.arena = alignedAlloc(arenaBytes);
     r.workspace = alignedAlloc(workspaceBytes);
@@ -211,7 +253,7 @@ llvm::Error CompiledModel::Impl::allocate() {
       r.bound[v] = val.constant;
   }
   r.stepMs.assign(schedule.steps.size(), 0.0);
-  return llvm::Error::success();
+  return std::move(state);
 }
 
 /// Refuses a plan that needs more than opts.maxMemoryBytes (by default the
@@ -253,16 +295,17 @@ CompiledModel::CompiledModel() : impl_(std::make_unique<Impl>()) {}
 CompiledModel::~CompiledModel() = default;
 
 llvm::Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Module &m,
-                                                                     const CompileOptions &opts) {
+                                                                      const CompileOptions &opts) {
   setNumThreads(opts.numThreads);
   std::unique_ptr<CompiledModel> cm(new CompiledModel());
   Impl &I = *cm->impl_;
   I.opts = opts;
+  I.threads = omp_get_max_threads();
   Function main = m.main();
   if (!main)
     return error("the module has no @main");
   ScheduleOptions so;
-  so.numThreads = opts.numThreads;
+  so.numThreads = I.threads;
   so.fuse = opts.fuseActivations;
   so.countFlops = opts.profile;
   auto schedule = buildSchedule(main, dataflowOrder(main), so);
@@ -284,24 +327,56 @@ static bool hasNan(const Tensor &t) {
   return false;
 }
 
-llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> inputs) {
+namespace {
+/// Sets the calling thread's OpenMP thread count for the extent of a run
+/// and puts the caller's back after it, so that a run neither depends on
+/// nor leaks into the threads of the code that calls it.
+class ThreadCountScope {
+public:
+  explicit ThreadCountScope(int n) : saved_(omp_get_max_threads()) {
+    if (n > 0 && n != saved_)
+      omp_set_num_threads(n);
+  }
+  ~ThreadCountScope() {
+    if (omp_get_max_threads() != saved_)
+      omp_set_num_threads(saved_);
+  }
+
+private:
+  int saved_;
+};
+} // namespace
+
+llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> inputs,
+                                                       const RunOptions &opts) {
   Impl &I = *impl_;
   const Schedule &S = I.schedule;
-  Impl::RunState &R = I.state;
-  // OpenMP's thread count belongs to each thread: one that did not compile
-  // the model gets the count it was compiled for.
-  if (I.opts.numThreads > 0 && omp_get_max_threads() != I.opts.numThreads)
-    setNumThreads(I.opts.numThreads);
+  if (opts.numThreads < 0)
+    return error("the thread count of a run cannot be negative, got " +
+                 llvm::Twine(opts.numThreads));
   if (inputs.size() != S.inputSpecs.size())
     return error("the model takes " + llvm::Twine(S.inputSpecs.size()) + " input(s), got " +
                  llvm::Twine(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec &s = S.inputSpecs[i];
     if (inputs[i].dtype() != s.dtype || llvm::ArrayRef<int64_t>(s.shape) != inputs[i].shape())
-      return error("input " + llvm::Twine(i) + " (%" + s.name + ") must be " +
-                   dtypeName(s.dtype) + shapeToString(s.shape) + ", got " +
-                   dtypeName(inputs[i].dtype()) + shapeToString(inputs[i].shape()));
+      return error("input " + llvm::Twine(i) + " (%" + s.name + ") must be " + dtypeName(s.dtype) +
+                   shapeToString(s.shape) + ", got " + dtypeName(inputs[i].dtype()) +
+                   shapeToString(inputs[i].shape()));
   }
+  // Kernels' per-thread scratch holds I.threads threads at most.
+  ThreadCountScope threads(std::min(opts.numThreads > 0 ? opts.numThreads : I.threads, I.threads));
+  auto state = I.acquire();
+  if (!state)
+    return state.takeError();
+  auto result = I.runOn(**state, inputs);
+  I.release(*state);
+  return result;
+}
+
+llvm::Expected<std::vector<Tensor>> CompiledModel::Impl::runOn(RunState &R,
+                                                               llvm::ArrayRef<Tensor> inputs) {
+  const Schedule &S = schedule;
   for (size_t v = 0; v < S.values.size(); ++v)
     if (S.values[v].kind == ScheduleValue::Input)
       R.bound[v] = inputs[S.values[v].input];
@@ -313,7 +388,7 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
     }
   ExecContext ctx;
   ctx.workspace = R.workspace.get();
-  ctx.workspaceBytes = I.workspaceBytes;
+  ctx.workspaceBytes = workspaceBytes;
   llvm::SmallVector<const Tensor *, 8> in;
   llvm::SmallVector<Tensor *, 4> out;
   for (size_t s = 0; s < S.steps.size(); ++s) {
@@ -324,12 +399,11 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
       in.push_back(&R.bound[v]);
     for (unsigned v : st.outputs)
       out.push_back(&R.bound[v]);
-    if (I.opts.profile) {
+    if (opts.profile) {
       auto t0 = std::chrono::steady_clock::now();
       st.kernel->run(in, out, ctx);
-      R.stepMs[s] += std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - t0)
-                         .count();
+      R.stepMs[s] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     } else {
       st.kernel->run(in, out, ctx);
     }
@@ -337,7 +411,7 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
       return error(st.op + (st.name.empty() ? "" : " '" + st.name + "'") +
                    (st.loc.valid() ? " (line " + llvm::Twine(st.loc.line) + ")" : "") + ": " +
                    ctx.error);
-    if (I.opts.checkNan)
+    if (opts.checkNan)
       for (size_t o = 0; o < out.size(); ++o)
         if (hasNan(*out[o]))
           return error("NaN in output " + llvm::Twine(o) + " of " + st.op +
@@ -350,16 +424,14 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
     const Tensor &src = R.bound[v];
     Tensor t = Tensor::empty(src.dtype(), src.shape());
     std::memcpy(t.raw(), src.raw(), t.nbytes());
-    if (I.opts.checkNan && hasNan(t))
+    if (opts.checkNan && hasNan(t))
       return error("NaN in model output " + llvm::Twine(result.size()));
     result.push_back(std::move(t));
   }
   return result;
 }
 
-llvm::ArrayRef<TensorSpec> CompiledModel::inputSpecs() const {
-  return impl_->schedule.inputSpecs;
-}
+llvm::ArrayRef<TensorSpec> CompiledModel::inputSpecs() const { return impl_->schedule.inputSpecs; }
 llvm::ArrayRef<TensorSpec> CompiledModel::outputSpecs() const {
   return impl_->schedule.outputSpecs;
 }
@@ -391,8 +463,12 @@ std::vector<OpProfile> CompiledModel::profile() const {
     } else {
       p.flops = plusFlops(p.flops, st.flops);
     }
-    p.totalMs += impl_->state.stepMs[s];
-    p.calls = impl_->state.runs;
+    std::lock_guard<std::mutex> lock(impl_->poolMutex);
+    p.calls = 0;
+    for (const auto &state : impl_->states) {
+      p.totalMs += state->stepMs[s];
+      p.calls += state->runs;
+    }
   }
   std::vector<OpProfile> r;
   for (auto &[k, p] : byOp)

@@ -67,7 +67,8 @@ bool holdsNoElement(const Type &t) {
 /// on, empty results, and need not guard their divisions against them.
 class EmptyResultKernel final : public OpKernel {
 public:
-  void run(llvm::ArrayRef<const Tensor *>, llvm::ArrayRef<Tensor *>, ExecContext &) override {}
+  void run(llvm::ArrayRef<const Tensor *>, llvm::ArrayRef<Tensor *>, ExecContext &) const override {
+  }
 };
 
 /// The data arguments of a call (weights excluded), in order.

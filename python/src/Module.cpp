@@ -6,8 +6,9 @@
 //
 // Arrays go in without a copy when they are C-contiguous and aligned, and
 // come out without one: each output array owns the tensor kc returned. The
-// GIL is released while a model runs; a model runs one call at a time (a
-// CompiledModel has one activation arena), other models at the same time.
+// GIL is released while a model runs; calls from several threads run at
+// the same time, on one model or several (CompiledModel::run is
+// reentrant).
 //
 //===----------------------------------------------------------------------===//
 #include "kc/IR/Printer.h"
@@ -28,7 +29,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <mutex>
 #include <optional>
 #include <random>
 
@@ -57,21 +57,30 @@ PyObject *kcError = nullptr;
 /// The NumPy dtype of a kc element type, and back.
 py::dtype numpyType(DType t) {
   switch (t) {
-  case DType::F32: return py::dtype::of<float>();
-  case DType::F64: return py::dtype::of<double>();
-  case DType::I64: return py::dtype::of<int64_t>();
-  case DType::I32: return py::dtype::of<int32_t>();
-  case DType::I16: return py::dtype::of<int16_t>();
-  case DType::I8: return py::dtype::of<int8_t>();
-  case DType::U8: return py::dtype::of<uint8_t>();
-  case DType::Bool: return py::dtype("bool");
-  default: raise("kc: no NumPy dtype for " + dtypeName(t).str());
+  case DType::F32:
+    return py::dtype::of<float>();
+  case DType::F64:
+    return py::dtype::of<double>();
+  case DType::I64:
+    return py::dtype::of<int64_t>();
+  case DType::I32:
+    return py::dtype::of<int32_t>();
+  case DType::I16:
+    return py::dtype::of<int16_t>();
+  case DType::I8:
+    return py::dtype::of<int8_t>();
+  case DType::U8:
+    return py::dtype::of<uint8_t>();
+  case DType::Bool:
+    return py::dtype("bool");
+  default:
+    raise("kc: no NumPy dtype for " + dtypeName(t).str());
   }
 }
 
 std::optional<DType> kcType(const py::dtype &d) {
-  for (DType t : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I16, DType::I8,
-                  DType::U8, DType::Bool})
+  for (DType t : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I16, DType::I8, DType::U8,
+                  DType::Bool})
     if (d.is(numpyType(t)) || d.equal(numpyType(t)))
       return t;
   return std::nullopt;
@@ -117,7 +126,7 @@ public:
       : path_(std::move(path)), module_(std::move(module)), compiled_(std::move(compiled)),
         pipeline_(std::move(pipeline)), profiling_(profiling) {}
 
-  /// Runs on `inputs` with the GIL released, one call at a time.
+  /// Runs on `inputs` with the GIL released.
   std::vector<rt::Tensor> run(const py::sequence &inputs) {
     std::vector<py::array> keep;
     std::vector<rt::Tensor> tensors;
@@ -126,7 +135,6 @@ public:
     llvm::Expected<std::vector<rt::Tensor>> outs = std::vector<rt::Tensor>();
     {
       py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
       outs = compiled_->run(tensors);
     }
     if (!outs)
@@ -176,7 +184,6 @@ public:
     llvm::Error error = llvm::Error::success();
     {
       py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
       for (int i = 0; i < warmup + runs && !error; ++i) {
         auto start = std::chrono::steady_clock::now();
         auto outs = compiled_->run(tensors);
@@ -213,8 +220,7 @@ public:
       d["ms"] = ms;
       d["calls"] = p.calls;
       d["flops"] = p.flops ? py::object(py::float_(*p.flops)) : py::none();
-      d["gflops"] =
-          p.flops && ms > 0 ? py::object(py::float_(*p.flops / (ms * 1e6))) : py::none();
+      d["gflops"] = p.flops && ms > 0 ? py::object(py::float_(*p.flops / (ms * 1e6))) : py::none();
       l.append(d);
     }
     return l;
@@ -246,7 +252,6 @@ private:
   std::unique_ptr<rt::CompiledModel> compiled_;
   std::string pipeline_;
   bool profiling_;
-  std::mutex mutex_;
 };
 
 /// Reads, optimizes and compiles a model, with the GIL released; the
@@ -307,9 +312,9 @@ PYBIND11_MODULE(_kc, m) {
       .def_property_readonly("shape", [](const Spec &s) { return py::tuple(py::cast(s.shape)); })
       .def_property_readonly("dtype", [](const Spec &s) { return numpyType(s.dtype); })
       .def("__repr__", [](const Spec &s) {
-        return "TensorSpec(name='" + s.name + "', shape=" +
-               std::string(py::str(py::tuple(py::cast(s.shape)))) + ", dtype=" +
-               dtypeName(s.dtype).str() + ")";
+        return "TensorSpec(name='" + s.name +
+               "', shape=" + std::string(py::str(py::tuple(py::cast(s.shape)))) +
+               ", dtype=" + dtypeName(s.dtype).str() + ")";
       });
 
   py::class_<Model>(m, "Model", "A compiled model; call it on NumPy arrays.")
@@ -334,8 +339,7 @@ PYBIND11_MODULE(_kc, m) {
       .def_property_readonly("num_steps", &Model::numSteps)
       .def_property_readonly("path", &Model::path)
       .def("__repr__", [](const Model &model) {
-        return "<kc.Model '" + model.path() + "': " + std::to_string(model.numSteps()) +
-               " steps>";
+        return "<kc.Model '" + model.path() + "': " + std::to_string(model.numSteps()) + " steps>";
       });
 
   m.def("load", &load, py::arg("path"), py::arg("optimize") = true, py::arg("threads") = 0,

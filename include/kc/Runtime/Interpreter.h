@@ -8,6 +8,13 @@
 /// last reader has run. `run` then executes the schedule without touching
 /// the heap except for the returned outputs.
 ///
+/// Threads: `run` may be called from any number of threads at once on one
+/// CompiledModel. The kernels, their packed weights and the schedule are
+/// shared and only read; each run gets its own activations and scratch from
+/// a pool (a new set when every set is busy, reused afterwards, so the
+/// steady state allocates nothing but the outputs). A run sets the OpenMP
+/// thread count of the thread that calls it for its own extent only.
+///
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -41,6 +48,14 @@ struct CompileOptions {
   size_t maxMemoryBytes = 0;
 };
 
+/// Options of one run.
+struct RunOptions {
+  /// Threads for this run's kernels: 0 is the count the model was compiled
+  /// for, which is also the most a run can use (kernels' scratch is sized
+  /// for it).
+  int numThreads = 0;
+};
+
 struct OpProfile {
   std::string op, name;
   /// Shapes of the step's inputs and outputs, e.g. `f32[1,3,32,32]`, comma-separated.
@@ -56,11 +71,13 @@ class CompiledModel {
 public:
   ~CompiledModel();
   static llvm::Expected<std::unique_ptr<CompiledModel>> compile(const Module &m,
-                                                               const CompileOptions &opts = {});
+                                                                const CompileOptions &opts = {});
 
   /// Runs on `inputs` (checked against inputSpecs()); returns the outputs
-  /// in order, each in its own buffer.
-  llvm::Expected<std::vector<Tensor>> run(llvm::ArrayRef<Tensor> inputs);
+  /// in order, each in its own buffer. Safe to call concurrently; the
+  /// inputs are not referenced after it returns.
+  llvm::Expected<std::vector<Tensor>> run(llvm::ArrayRef<Tensor> inputs,
+                                          const RunOptions &opts = {});
 
   llvm::ArrayRef<TensorSpec> inputSpecs() const;
   llvm::ArrayRef<TensorSpec> outputSpecs() const;
@@ -71,7 +88,8 @@ public:
   size_t workspaceBytes() const;
   size_t numSteps() const;
   /// Per-op shapes, FLOPs and time accumulated over the runs so far (with
-  /// CompileOptions::profile), sorted by time.
+  /// CompileOptions::profile), sorted by time. Read it while no run is in
+  /// flight: the times of a run in progress are being written.
   std::vector<OpProfile> profile() const;
 
 private:

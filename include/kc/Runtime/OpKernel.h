@@ -40,7 +40,7 @@ public:
   /// `inputs` are the call's data arguments (weights are bound at creation),
   /// `outputs` the preallocated results, shaped by the call's type.
   virtual void run(llvm::ArrayRef<const Tensor *> inputs, llvm::ArrayRef<Tensor *> outputs,
-                   ExecContext &ctx) = 0;
+                   ExecContext &ctx) const = 0;
   /// Scratch bytes `run` needs (e.g. an im2col buffer).
   virtual size_t workspaceBytes() const { return 0; }
   /// If output 0 is only a re-shaped view of input `i`'s bytes (reshape,
@@ -67,7 +67,7 @@ struct KernelBuildContext {
 /// Builds a kernel for `call`, or explains why it cannot (unsupported
 /// attribute, missing weight data, dynamic shape).
 using KernelFactory = llvm::Expected<std::unique_ptr<OpKernel>> (*)(const CallNode &call,
-                                                                     const KernelBuildContext &ctx);
+                                                                    const KernelBuildContext &ctx);
 
 class KernelRegistry {
 public:

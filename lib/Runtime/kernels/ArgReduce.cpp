@@ -32,7 +32,7 @@ public:
   ExtremeKernel(AxisLine l, bool values, bool indices)
       : l_(l), values_(values), indices_(indices) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *v = values_ ? out[0]->data<float>() : nullptr;
     int64_t *ix = indices_ ? out[values_ ? 1 : 0]->data<int64_t>() : nullptr;
@@ -114,7 +114,7 @@ public:
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *v = out[0]->data<float>();
     int64_t *ix = out[1]->data<int64_t>();
@@ -181,7 +181,7 @@ public:
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t len = l_.len, inner = l_.inner;

@@ -12,6 +12,7 @@
 #include "CallInfo.h"
 #include "Epilogue.h"
 #include "PackedGemm.h"
+#include "PreparedWeight.h"
 
 #include <cblas.h>
 #include <cstring>
@@ -22,8 +23,8 @@ namespace {
 class MhaKernel final : public OpKernel {
 public:
   MhaKernel(int64_t B, int64_t L, int64_t S, int64_t E, int64_t heads, bool batchFirst,
-            int numInputs, bool needWeights, Tensor wq, Tensor wk, Tensor wv, Tensor bin,
-            Tensor wo, Tensor bo)
+            int numInputs, bool needWeights, Tensor wq, Tensor wk, Tensor wv, Tensor bin, Tensor wo,
+            Tensor bo)
       : B_(B), L_(L), S_(S), E_(E), H_(heads), batchFirst_(batchFirst), numInputs_(numInputs),
         needWeights_(needWeights), wq_(std::move(wq)), wk_(std::move(wk)), wv_(std::move(wv)),
         bin_(std::move(bin)), wo_(std::move(wo)), bo_(std::move(bo)) {}
@@ -37,7 +38,7 @@ public:
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     const float *q = in[0]->data<float>();
     const float *k = numInputs_ > 1 ? in[1]->data<float>() : q;
     const float *v = numInputs_ > 2 ? in[2]->data<float>() : k;
@@ -110,14 +111,14 @@ private:
   /// out (rows × E, leading dimension ldo) = x Wᵀ + bias for projection
   /// `which` (0-2: query, key, value; 3: output).
   void project(const float *x, int64_t ld, int64_t rows, int which, const float *bias, float *out,
-               int64_t ldo, float *strips) {
+               int64_t ldo, float *strips) const {
     const Tensor &w = which == 0 ? wq_ : which == 1 ? wk_ : which == 2 ? wv_ : wo_;
     if (rows <= kPackedRowsMax) {
-      Tensor &p = packed_[which];
-      if (!p.defined()) {
-        p = Tensor::empty(DType::F32, {int64_t(packedSize(E_, E_))});
-        packRows(w.data<float>(), E_, E_, E_, p.data<float>());
-      }
+      const Tensor &p = packed_[which].get([&](const Tensor &) {
+        Tensor panels = Tensor::empty(DType::F32, {int64_t(packedSize(E_, E_))});
+        packRows(w.data<float>(), E_, E_, E_, panels.data<float>());
+        return panels;
+      });
       gemmPackedRows(p.data<float>(), E_, E_, x, ld, rows, out, ldo, strips);
     } else {
       sgemm(false, true, int(rows), int(E_), int(E_), 1.f, x, int(ld), w.data<float>(), int(E_),
@@ -166,7 +167,7 @@ private:
   int numInputs_;
   bool needWeights_;
   Tensor wq_, wk_, wv_, bin_, wo_, bo_;
-  Tensor packed_[4]; ///< wq_, wk_, wv_, wo_ in panels, built on the first run
+  PreparedWeight packed_[4]; ///< wq_, wk_, wv_, wo_ in panels
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c,
@@ -211,13 +212,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c,
   Tensor keep = *win;
   Tensor wq = slice(0), wk = slice(1), wv = slice(2);
   bool needWeights = llvm::isa_and_nonnull<TupleTypeNode>(c.type().get());
-  auto k = std::make_unique<MhaKernel>(B, L, S, E, H, bf, int(args.size()), needWeights, wq, wk,
-                                       wv, std::move(*bin), std::move(*wo), std::move(*bo));
+  auto k = std::make_unique<MhaKernel>(B, L, S, E, H, bf, int(args.size()), needWeights, wq, wk, wv,
+                                       std::move(*bin), std::move(*wo), std::move(*bo));
   struct Holder final : OpKernel {
     std::unique_ptr<MhaKernel> k;
     Tensor keep;
     void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-             ExecContext &ctx) override {
+             ExecContext &ctx) const override {
       k->run(in, out, ctx);
     }
     size_t workspaceBytes() const override { return k->workspaceBytes(); }

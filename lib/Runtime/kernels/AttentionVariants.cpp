@@ -64,7 +64,7 @@ public:
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     const MhaShape &s = s_;
     const int64_t E = s.E, d = E / s.H, S2 = s.S + s.extra;
     float *Q = static_cast<float *>(ctx.workspace), *K = Q + s.L * E, *V = K + S2 * E,

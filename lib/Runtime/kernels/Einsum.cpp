@@ -86,12 +86,16 @@ void reduceInto(const float *src, const Buf &s, float *dst, const Buf &d) {
 
 class EinsumKernel final : public OpKernel {
 public:
+  /// Temporaries of `temps` floats each, laid out in the workspace.
   EinsumKernel(std::vector<Step> steps, std::vector<int64_t> temps) : steps_(std::move(steps)) {
-    for (int64_t n : temps)
-      temps_.emplace_back(size_t(n), 0.f);
+    for (int64_t n : temps) {
+      tempOffsets_.push_back(workspaceFloats_);
+      workspaceFloats_ += size_t(n + 15) / 16 * 16;
+    }
   }
+  size_t workspaceBytes() const override { return workspaceFloats_ * sizeof(float); }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &ctx) const override {
     auto ptr = [&](const Buf &b) -> float * {
       switch (b.where) {
       case Buf::Input:
@@ -99,7 +103,7 @@ public:
       case Buf::Output:
         return out[0]->data<float>();
       case Buf::Temp:
-        return temps_[b.index].data();
+        return static_cast<float *>(ctx.workspace) + tempOffsets_[b.index];
       }
       return nullptr;
     };
@@ -126,7 +130,8 @@ public:
 
 private:
   std::vector<Step> steps_;
-  std::vector<std::vector<float>> temps_;
+  std::vector<size_t> tempOffsets_;
+  size_t workspaceFloats_ = 0;
 };
 
 class Planner {

@@ -7,7 +7,8 @@ namespace {
 template <typename T> class FillKernel final : public OpKernel {
 public:
   explicit FillKernel(T v) : v_(v) {}
-  void run(llvm::ArrayRef<const Tensor *>, llvm::ArrayRef<Tensor *> out, ExecContext &) override {
+  void run(llvm::ArrayRef<const Tensor *>, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) const override {
     T *y = out[0]->data<T>();
     std::fill(y, y + out[0]->numel(), v_);
   }

@@ -43,7 +43,7 @@ public:
   BatchNormKernel(int64_t n, int64_t c, int64_t inner, float eps, int mean, int var, Affine a)
       : n_(n), c_(c), inner_(inner), eps_(eps), mean_(mean), var_(var), a_(a) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>(), *m = in[mean_]->data<float>(),
                 *v = in[var_]->data<float>();
     const float *w = a_.weight >= 0 ? in[a_.weight]->data<float>() : nullptr;
@@ -110,7 +110,7 @@ public:
       : rows_(rows), len_(len), eps_(eps), a_(a), perChannel_(perChannel), channels_(channels),
         inner_(inner) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     const float *w = a_.weight >= 0 ? in[a_.weight]->data<float>() : nullptr;
     const float *b = a_.bias >= 0 ? in[a_.bias]->data<float>() : nullptr;

@@ -63,7 +63,7 @@ public:
                    bool align)
       : in_(std::move(in)), out_(std::move(out)), interp_(interp), pad_(pad), align_(align) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>(), *grid = in[1]->data<float>();
     float *y = out[0]->data<float>();
     bool volume = in_.size() == 5;
@@ -201,7 +201,7 @@ class AffineGridKernel final : public OpKernel {
 public:
   AffineGridKernel(std::vector<int64_t> size, bool align) : size_(std::move(size)), align_(align) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *theta = in[0]->data<float>();
     float *g = out[0]->data<float>();
     bool volume = size_.size() == 5;

@@ -7,9 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Blas.h"
-#include "Epilogue.h"
 #include "CallInfo.h"
+#include "Epilogue.h"
 #include "PackedGemm.h"
+#include "PreparedWeight.h"
 
 #include <algorithm>
 #include <cblas.h>
@@ -23,30 +24,31 @@ public:
   /// `mapped`, when given, holds the weight's bytes in the mapped .bin (w
   /// may view them): their pages are released once the weight is packed.
   LinearKernel(int64_t rows, int64_t in, int64_t out, Tensor w, Tensor b, TensorDataPtr mapped)
-      : rows_(rows), in_(in), out_(out), w_(std::move(w)), b_(std::move(b)),
-        mapped_(std::move(mapped)) {}
+      : rows_(rows), in_(in), out_(out), b_(std::move(b)), mapped_(std::move(mapped)) {
+    if (packs())
+      packed_ = std::make_unique<PreparedWeight>(std::move(w));
+    else
+      w_ = std::move(w);
+  }
 
   /// The rows of x as strips of B, for the panel kernel.
   size_t workspaceBytes() const override {
-    return rows_ > kGemvRows && rows_ <= kPackedRowsMax
-               ? packedColumnsScratch(in_, rows_) * sizeof(float)
-               : 0;
+    return packs() ? packedColumnsScratch(in_, rows_) * sizeof(float) : 0;
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     float *y = out[0]->data<float>();
     const float *x = in[0]->data<float>();
     if (in_ == 0) {
       // No input features: the product is zero (BLAS refuses k = 0).
       std::fill(y, y + rows_ * out_, 0.f);
+    } else if (packs()) {
+      const Tensor &packed = packed_->get([&](const Tensor &w) { return packWeight(w); });
+      gemmPackedRows(packed.data<float>(), out_, in_, x, in_, rows_, y, out_,
+                     static_cast<float *>(ctx.workspace));
     } else if (rows_ <= kGemvRows) {
       gemv(x, y);
-    } else if (rows_ <= kPackedRowsMax) {
-      if (!packed_.defined())
-        packWeight();
-      gemmPackedRows(packed_.data<float>(), out_, in_, x, in_, rows_, y, out_,
-                     static_cast<float *>(ctx.workspace));
     } else {
       sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w_.data<float>(), in_, 0.f, y, out_);
     }
@@ -63,15 +65,17 @@ private:
   /// classifier 0.65 ms as sgemm).
   static constexpr int64_t kGemvRows = 4;
 
-  /// Packs w_ into panels, once, and lets the original (and its mapped
-  /// pages) go, so the weight is not resident twice.
-  void packWeight() {
-    packed_ = Tensor::empty(DType::F32, {int64_t(packedSize(out_, in_))});
-    packRows(w_.data<float>(), in_, out_, in_, packed_.data<float>());
-    w_ = Tensor();
+  /// Rows for the panel kernel: more than a few, fewer than sgemm wants.
+  bool packs() const { return in_ > 0 && rows_ > kGemvRows && rows_ <= kPackedRowsMax; }
+
+  /// w in panels. The mapped pages of the original are released, so the
+  /// weight is not resident twice.
+  Tensor packWeight(const Tensor &w) const {
+    Tensor p = Tensor::empty(DType::F32, {int64_t(packedSize(out_, in_))});
+    packRows(w.data<float>(), in_, out_, in_, p.data<float>());
     if (mapped_)
       mapped_->releasePages();
-    mapped_ = nullptr;
+    return p;
   }
 
   /// y[r] = W x[r] for each row, the weight's rows split over the threads.
@@ -82,24 +86,24 @@ private:
       int64_t lo = t * chunk, hi = std::min(out_, lo + chunk);
       for (int64_t r = 0; r < rows_ && lo < hi; ++r)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, int(hi - lo), int(in_), 1.f,
-                    w_.data<float>() + lo * in_, int(in_), x + r * in_, 1, 0.f,
-                    y + r * out_ + lo, 1);
+                    w_.data<float>() + lo * in_, int(in_), x + r * in_, 1, 0.f, y + r * out_ + lo,
+                    1);
     });
   }
 
   int64_t rows_, in_, out_;
-  Tensor w_, b_;
-  Tensor packed_; ///< w_ in panels, for kGemvRows < rows ≤ kPackedRowsMax
+  Tensor w_, b_;                           ///< w_ unless packed_
+  std::unique_ptr<PreparedWeight> packed_; ///< the weight in panels, when packs()
   TensorDataPtr mapped_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const KernelBuildContext &) {
+llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c,
+                                                     const KernelBuildContext &) {
   auto x = inputShape(c, 0);
   if (!x)
     return x.takeError();
   Tensor wT, bT;
-  if (llvm::Error e =
-          takeWeights(c, {{"weight", &wT, true, WeightUse::ReadOnly}, {"bias", &bT}}))
+  if (llvm::Error e = takeWeights(c, {{"weight", &wT, true, WeightUse::ReadOnly}, {"bias", &bT}}))
     return std::move(e);
   Tensor *w = &wT, *b = &bT;
   if (x->empty() || w->rank() != 2 || w->dim(1) != x->back())
@@ -107,9 +111,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const Ke
                               shapeToString(w->shape()));
   // The leading dims, whatever the (possibly empty) last one.
   int64_t rows = numElements(llvm::ArrayRef<int64_t>(*x).drop_back());
-  return std::unique_ptr<OpKernel>(
-      new LinearKernel(rows, w->dim(1), w->dim(0), std::move(*w), std::move(*b),
-                       c.weight("weight")->data()));
+  return std::unique_ptr<OpKernel>(new LinearKernel(rows, w->dim(1), w->dim(0), std::move(*w),
+                                                    std::move(*b), c.weight("weight")->data()));
 }
 
 } // namespace

@@ -17,7 +17,7 @@ class GluKernel final : public OpKernel {
 public:
   explicit GluKernel(AxisLine v) : v_(v) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t half = v_.len / 2 * v_.inner;
@@ -56,7 +56,7 @@ public:
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t len = v_.len, inner = v_.inner;
@@ -130,7 +130,7 @@ public:
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t C = v_.len, inner = v_.inner;

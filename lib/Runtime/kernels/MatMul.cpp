@@ -38,7 +38,7 @@ public:
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
     float *c = out[0]->data<float>();
     int64_t total = numElements(batch_);
@@ -51,8 +51,8 @@ public:
         cblas_sgemv(CblasRowMajor, CblasTrans, int(K_), int(N_), 1.f, b + ob, int(N_), a + oa, 1,
                     0.f, c + t * M_ * N_, 1);
       else
-        sgemm(false, false, int(M_), int(N_), int(K_), 1.f,
-                    a + oa, int(K_), b + ob, int(N_), 0.f, c + t * M_ * N_, int(N_));
+        sgemm(false, false, int(M_), int(N_), int(K_), 1.f, a + oa, int(K_), b + ob, int(N_), 0.f,
+              c + t * M_ * N_, int(N_));
       for (size_t i = idx.size(); i-- > 0;) {
         if (++idx[i] < batch_[i])
           break;
@@ -66,7 +66,8 @@ private:
   int64_t M_, K_, N_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeMatMul(const CallNode &c, const KernelBuildContext &) {
+llvm::Expected<std::unique_ptr<OpKernel>> makeMatMul(const CallNode &c,
+                                                     const KernelBuildContext &) {
   auto io = callShapes(c);
   if (!io)
     return io.takeError();

@@ -8,7 +8,7 @@ namespace {
 class LgammaKernel final : public OpKernel {
 public:
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t n = in[0]->numel();
@@ -32,7 +32,7 @@ class CrossKernel final : public OpKernel {
 public:
   CrossKernel(int64_t outer, int64_t inner) : outer_(outer), inner_(inner) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t n = inner_;
@@ -89,7 +89,7 @@ public:
   PairwiseDistanceKernel(int64_t rows, int64_t len, double p, double eps)
       : rows_(rows), len_(len), p_(p), eps_(eps) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
     float *y = out[0]->data<float>();
     for (int64_t r = 0; r < rows_; ++r) {

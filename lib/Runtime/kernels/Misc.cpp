@@ -17,7 +17,7 @@ public:
       : in_(std::move(in)), out_(std::move(out)), before_(std::move(before)),
         mode_(std::move(mode)), value_(value) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     size_t r = out_.size();
@@ -79,7 +79,7 @@ class ClampKernel final : public OpKernel {
 public:
   ClampKernel(float lo, float hi) : lo_(lo), hi_(hi) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t n = in[0]->numel();
@@ -107,7 +107,7 @@ public:
   PixelShuffleKernel(std::vector<int64_t> out, int64_t r, bool shuffle)
       : out_(std::move(out)), r_(r), shuffle_(shuffle) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t N = out_[0], C = out_[1], H = out_[2], W = out_[3], r = r_;
@@ -156,14 +156,15 @@ class CastKernel final : public OpKernel {
 public:
   CastKernel(DType from, DType to) : from_(from), to_(to) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     int64_t n = in[0]->numel();
     const void *src = in[0]->raw();
     void *dst = out[0]->raw();
     if (isFloating(from_)) {
       for (int64_t i = 0; i < n; ++i)
-        storeFloating(dst, i, from_ == DType::F32 ? double(static_cast<const float *>(src)[i])
-                                                  : static_cast<const double *>(src)[i]);
+        storeFloating(dst, i,
+                      from_ == DType::F32 ? double(static_cast<const float *>(src)[i])
+                                          : static_cast<const double *>(src)[i]);
       return;
     }
     for (int64_t i = 0; i < n; ++i)
@@ -173,27 +174,50 @@ public:
 private:
   int64_t loadInteger(const void *p, int64_t i) const {
     switch (from_) {
-    case DType::I64: return static_cast<const int64_t *>(p)[i];
-    case DType::I32: return static_cast<const int32_t *>(p)[i];
-    default: return static_cast<const uint8_t *>(p)[i] != 0;
+    case DType::I64:
+      return static_cast<const int64_t *>(p)[i];
+    case DType::I32:
+      return static_cast<const int32_t *>(p)[i];
+    default:
+      return static_cast<const uint8_t *>(p)[i] != 0;
     }
   }
   void storeFloating(void *p, int64_t i, double v) const {
     switch (to_) {
-    case DType::F32: static_cast<float *>(p)[i] = float(v); break;
-    case DType::F64: static_cast<double *>(p)[i] = v; break;
-    case DType::I64: static_cast<int64_t *>(p)[i] = torchCast<int64_t>(v); break;
-    case DType::I32: static_cast<int32_t *>(p)[i] = torchCast<int32_t>(v); break;
-    default: static_cast<uint8_t *>(p)[i] = torchCast<bool>(v); break;
+    case DType::F32:
+      static_cast<float *>(p)[i] = float(v);
+      break;
+    case DType::F64:
+      static_cast<double *>(p)[i] = v;
+      break;
+    case DType::I64:
+      static_cast<int64_t *>(p)[i] = torchCast<int64_t>(v);
+      break;
+    case DType::I32:
+      static_cast<int32_t *>(p)[i] = torchCast<int32_t>(v);
+      break;
+    default:
+      static_cast<uint8_t *>(p)[i] = torchCast<bool>(v);
+      break;
     }
   }
   void storeInteger(void *p, int64_t i, int64_t v) const {
     switch (to_) {
-    case DType::F32: static_cast<float *>(p)[i] = float(v); break;
-    case DType::F64: static_cast<double *>(p)[i] = double(v); break;
-    case DType::I64: static_cast<int64_t *>(p)[i] = v; break;
-    case DType::I32: static_cast<int32_t *>(p)[i] = int32_t(uint32_t(uint64_t(v))); break;
-    default: static_cast<uint8_t *>(p)[i] = v != 0; break;
+    case DType::F32:
+      static_cast<float *>(p)[i] = float(v);
+      break;
+    case DType::F64:
+      static_cast<double *>(p)[i] = double(v);
+      break;
+    case DType::I64:
+      static_cast<int64_t *>(p)[i] = v;
+      break;
+    case DType::I32:
+      static_cast<int32_t *>(p)[i] = int32_t(uint32_t(uint64_t(v)));
+      break;
+    default:
+      static_cast<uint8_t *>(p)[i] = v != 0;
+      break;
     }
   }
   DType from_, to_;

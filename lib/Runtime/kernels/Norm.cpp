@@ -1,8 +1,8 @@
 //===- Norm.cpp - Batch, layer, group and instance normalization ----------===//
+#include "../ukernels/MicroKernels.h"
 #include "CallInfo.h"
 #include "MeanVariance.h"
 #include "Parallel.h"
-#include "../ukernels/MicroKernels.h"
 
 namespace kc::rt {
 namespace {
@@ -15,7 +15,7 @@ public:
                       std::vector<float> shift)
       : n_(n), c_(c), inner_(inner), scale_(std::move(scale)), shift_(std::move(shift)) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     parallelFor(n_ * c_, n_ * c_ * inner_ > 65536, [&](int64_t plane) {
@@ -91,7 +91,7 @@ public:
       : rows_(rows), len_(len), eps_(eps), w_(std::move(w)), b_(std::move(b)),
         perChannel_(perChannel), channels_(channels), inner_(inner) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const float *w = w_.numel() ? w_.data<float>() : nullptr;

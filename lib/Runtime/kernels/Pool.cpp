@@ -6,10 +6,10 @@
 // input, unless divisor_override is set. 1-d pools run as 2-d of height 1.
 //
 //===----------------------------------------------------------------------===//
+#include "../ukernels/MicroKernels.h"
 #include "CallInfo.h"
 #include "Parallel.h"
 #include "PoolNd.h"
-#include "../ukernels/MicroKernels.h"
 
 #include <omp.h>
 #include <vector>
@@ -33,7 +33,7 @@ public:
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     const PoolGeometry &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
@@ -147,12 +147,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const Call
   if (k.size() != n || s.size() != n || p.size() != n || d.size() != n)
     return kernelError(c, "malformed kernel_size/stride/padding/dilation");
   if (oneD)
-    k.insert(k.begin(), 1), s.insert(s.begin(), 1), p.insert(p.begin(), 0),
-        d.insert(d.begin(), 1);
+    k.insert(k.begin(), 1), s.insert(s.begin(), 1), p.insert(p.begin(), 0), d.insert(d.begin(), 1);
   int64_t H = oneD ? 1 : (*in)[in->size() - 2], W = in->back();
   int64_t OH = oneD ? 1 : (*out)[out->size() - 2], OW = out->back();
-  PoolGeometry g{numElements(*in) / (H * W), H, W, OH, OW, k[0], k[1], s[0], s[1],
-                 p[0], p[1], d[0], d[1]};
+  PoolGeometry g{
+      numElements(*in) / (H * W), H, W, OH, OW, k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]};
   const AttrValue *dv = c.attrs().find("divisor_override");
   int64_t divisor = dv && dv->isInt() ? dv->getInt() : 0;
   return std::unique_ptr<OpKernel>(
@@ -180,7 +179,7 @@ public:
   AdaptivePoolKernel(int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW, bool isMax)
       : planes_(planes), H_(H), W_(W), OH_(OH), OW_(OW), max_(isMax) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     parallelFor(planes_, planes_ * H_ * W_ > 65536, [&](int64_t p) {

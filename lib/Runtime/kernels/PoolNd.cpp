@@ -11,9 +11,9 @@
 // to the power 1/p.
 //
 //===----------------------------------------------------------------------===//
+#include "PoolNd.h"
 #include "Operands.h"
 #include "Parallel.h"
-#include "PoolNd.h"
 
 namespace kc::rt {
 namespace {
@@ -31,7 +31,7 @@ public:
   PoolNdKernel(PoolKind kind, PoolDims g, bool includePad, int64_t divisor, double norm)
       : kind_(kind), g_(g), includePad_(includePad), divisor_(divisor), norm_(norm) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const PoolDims &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();

@@ -51,7 +51,7 @@ public:
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     const Shape &s = s_;
     const int64_t T = s.T, N = s.N, H = s.H, P = s.P, G = gates() * H;
     float *ws = static_cast<float *>(ctx.workspace);

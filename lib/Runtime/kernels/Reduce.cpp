@@ -26,22 +26,32 @@ public:
     }
   }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t nOut = numElements(kShape_), nRed = numElements(rShape_);
     parallelFor(nOut, nOut * nRed > 65536, [&](int64_t o) {
       int64_t base = offset(o, kShape_, kStride_);
-      double acc = k_ == ReduceKind::Prod ? 1.0 : k_ == ReduceKind::Max ? -INFINITY
-                                                 : k_ == ReduceKind::Min ? INFINITY : 0.0;
+      double acc = k_ == ReduceKind::Prod  ? 1.0
+                   : k_ == ReduceKind::Max ? -INFINITY
+                   : k_ == ReduceKind::Min ? INFINITY
+                                           : 0.0;
       for (int64_t r = 0; r < nRed; ++r) {
         double v = x[base + offset(r, rShape_, rStride_)];
         switch (k_) {
         case ReduceKind::Mean:
-        case ReduceKind::Sum: acc += v; break;
-        case ReduceKind::Prod: acc *= v; break;
-        case ReduceKind::Max: acc = (v > acc || std::isnan(v)) ? v : acc; break;
-        case ReduceKind::Min: acc = (v < acc || std::isnan(v)) ? v : acc; break;
+        case ReduceKind::Sum:
+          acc += v;
+          break;
+        case ReduceKind::Prod:
+          acc *= v;
+          break;
+        case ReduceKind::Max:
+          acc = (v > acc || std::isnan(v)) ? v : acc;
+          break;
+        case ReduceKind::Min:
+          acc = (v < acc || std::isnan(v)) ? v : acc;
+          break;
         }
       }
       y[o] = float(k_ == ReduceKind::Mean ? acc / double(nRed) : acc);

@@ -10,9 +10,9 @@
 // The last dim is the inner loop, over contiguous output.
 //
 //===----------------------------------------------------------------------===//
+#include "Resample.h"
 #include "Operands.h"
 #include "Parallel.h"
-#include "Resample.h"
 
 #include <cmath>
 
@@ -86,7 +86,7 @@ public:
       out_[i] = int64_t(ax_[i].idx.size()) / ax_[i].T;
   }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t inPlane = in_[0] * in_[1] * in_[2], outPlane = out_[0] * out_[1] * out_[2];

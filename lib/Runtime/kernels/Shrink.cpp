@@ -17,7 +17,7 @@ template <Shrink K> class ShrinkKernel final : public OpKernel {
 public:
   ShrinkKernel(float a, float b) : a_(a), b_(b) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const float a = a_, b = b_;
@@ -62,7 +62,7 @@ public:
   RuntimePReluKernel(int64_t outer, int64_t channels, int64_t inner)
       : outer_(outer), channels_(channels), inner_(inner) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>(), *w = in[1]->data<float>();
     float *y = out[0]->data<float>();
     bool shared = in[1]->numel() == 1;

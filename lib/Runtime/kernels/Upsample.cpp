@@ -16,8 +16,7 @@ class UpsampleKernel final : public OpKernel {
 public:
   UpsampleKernel(int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW, bool bilinear,
                  bool alignCorners, double rh, double rw)
-      : planes_(planes), H_(H), W_(W), OH_(OH), OW_(OW), bilinear_(bilinear),
-        align_(alignCorners) {
+      : planes_(planes), H_(H), W_(W), OH_(OH), OW_(OW), bilinear_(bilinear), align_(alignCorners) {
     // Precompute per-output-row/column source indices and weights.
     auto axis = [&](int64_t in, int64_t out, double ratio, std::vector<int64_t> &i0,
                     std::vector<int64_t> &i1, std::vector<float> &l) {
@@ -39,7 +38,7 @@ public:
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     // Locals, not members, in the loops: the compiler then knows the
@@ -89,8 +88,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample2d(const CallNode &c, cons
       sf.push_back(sf[0]);
     rh = 1.0 / sf[0], rw = 1.0 / sf[1];
   }
-  return std::unique_ptr<OpKernel>(new UpsampleKernel((*in)[0] * (*in)[1], H, W, OH, OW,
-                                                      mode == "bilinear", align, rh, rw));
+  return std::unique_ptr<OpKernel>(
+      new UpsampleKernel((*in)[0] * (*in)[1], H, W, OH, OW, mode == "bilinear", align, rh, rw));
 }
 
 /// 4-d nearest and bilinear run here; every other mode and rank on the

@@ -43,7 +43,7 @@ public:
       : N_(N), C_(C), H_(H), W_(W), K_(K), OH_(OH), OW_(OW), scale_(scale), ratio_(ratio),
         aligned_(aligned) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) override {
+           ExecContext &) const override {
     const float *x = in[0]->data<float>(), *rois = in[1]->data<float>();
     float *y = out[0]->data<float>();
     const float off = aligned_ ? 0.5f : 0.f;
@@ -130,7 +130,7 @@ public:
     return size_t(g_.C * g_.KH * g_.KW * g_.OH * g_.OW) * sizeof(float);
   }
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     const Dims &g = g_;
     const float *x = in[0]->data<float>(), *offset = in[1]->data<float>();
     const float *mask = masked_ ? in[2]->data<float>() : nullptr;

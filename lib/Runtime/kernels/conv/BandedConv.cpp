@@ -8,9 +8,10 @@
 // of the whole expanded tensor going out to memory and back.
 //
 //===----------------------------------------------------------------------===//
-#include "ConvAlgorithms.h"
-#include "../StripGemm.h"
 #include "../../ukernels/MicroKernels.h"
+#include "../PreparedWeight.h"
+#include "../StripGemm.h"
+#include "ConvAlgorithms.h"
 
 #include <omp.h>
 
@@ -19,8 +20,8 @@ namespace {
 
 class BandedConvKernel final : public ConvKernel {
 public:
-  BandedConvKernel(const ConvGeometry &pointwise, ConvWeights w, Activation act,
-                   DepthwiseParts dw, const BandPlan &plan, int threads)
+  BandedConvKernel(const ConvGeometry &pointwise, ConvWeights w, Activation act, DepthwiseParts dw,
+                   const BandPlan &plan, int threads)
       : ConvKernel(pointwise, std::move(w)), p_(g_), pointwiseAct_(act), dw_(std::move(dw)),
         plan_(plan) {
     threads_ = threads;
@@ -31,9 +32,9 @@ public:
     return size_t(threads_) * size_t(perThread()) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *ws) override {
-    if (!packed_.defined())
-      packed_ = packConvWeights(w_, p_, true);
+  void runConv(const float *x, float *y, float *ws) const override {
+    const Tensor &packed =
+        packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, p_, true); });
     const ConvGeometry &d = dw_.g;
     const float *bias = w_.bias(), *dwBias = dw_.w.bias();
     const int64_t M = p_.OC, K = p_.K(), HW = p_.outputs(), OHW = d.outputs(), S = d.SH;
@@ -53,7 +54,7 @@ public:
         int64_t ih1 = std::min(d.H, (oh1 - 1) * S - d.PH + 3);
         int64_t rows = std::max<int64_t>(0, ih1 - ih0), cols = rows * d.W;
         if (rows > 0)
-          gemmStrips(packed_.data<float>(), M, K, xn + ih0 * d.W, HW, cols, band, cols, bias,
+          gemmStrips(packed.data<float>(), M, K, xn + ih0 * d.W, HW, cols, band, cols, bias,
                      pointwiseAct_.kind, pointwiseAct_.slope, nullptr, block);
         // Band row 0 is input row ih0: the padding above, seen from the
         // band, is what lies above ih0 of the first output row's window.
@@ -72,11 +73,11 @@ private:
     return perThreadFloats(plan_.floats) + int64_t(stripScratchFloats(p_.K(), 1));
   }
 
-  const ConvGeometry &p_; ///< the 1×1 layer
+  const ConvGeometry &p_;   ///< the 1×1 layer
   Activation pointwiseAct_; ///< fused into the 1×1 layer (act_ is the pair's output's)
   DepthwiseParts dw_;
   BandPlan plan_;
-  Tensor packed_; ///< w_ in strips, built on the first run
+  PreparedWeight packed_{std::move(w_.w)}; ///< the 1×1 layer's weight in strips
 };
 
 } // namespace

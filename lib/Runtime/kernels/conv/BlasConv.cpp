@@ -33,7 +33,7 @@ public:
     return std::max(whole, perThread) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *ws) override {
+  void runConv(const float *x, float *y, float *ws) const override {
     const ConvGeometry &g = g_;
     const float *bias = w_.bias();
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
@@ -60,7 +60,7 @@ public:
 
 private:
   void blockedGemm(const float *xg, float *yg, const float *wg, const float *bias, float *ws,
-                   int threads) {
+                   int threads) const {
     const ConvGeometry &g = g_;
     const int64_t HW = g.outputs(), K = g.K(), OCg = g.OCg(), blockRows = choice_.blockRows;
 #pragma omp parallel for num_threads(threads) schedule(static)

@@ -38,8 +38,8 @@ llvm::Expected<ConvGeometry> convGeometry(const CallNode &c) {
     i.insert(i.begin() + 2, 1), o.insert(o.begin() + 2, 1);
     k.insert(k.begin(), 1), s.insert(s.begin(), 1), d.insert(d.begin(), 1), p.insert(p.begin(), 0);
   }
-  ConvGeometry g{i[0], i[1], i[2], i[3], o[1], o[2], o[3], k[0], k[1], s[0], s[1],
-                 p[0], p[1], d[0], d[1], c.attrs().getInt("groups", 1)};
+  ConvGeometry g{i[0], i[1], i[2], i[3], o[1], o[2], o[3], k[0],
+                 k[1], s[0], s[1], p[0], p[1], d[0], d[1], c.attrs().getInt("groups", 1)};
   if (g.G <= 0 || g.C % g.G || g.OC % g.G)
     return kernelError(c, "groups=" + llvm::Twine(g.G) + " does not divide the channels");
   return g;
@@ -48,12 +48,10 @@ llvm::Expected<ConvGeometry> convGeometry(const CallNode &c) {
 llvm::Expected<ConvWeights> convWeights(const CallNode &c, int64_t expectedWeights,
                                         bool transposed) {
   ConvWeights r;
-  if (llvm::Error e =
-          takeWeights(c, {{"weight", &r.w, true, WeightUse::ReadOnly}, {"bias", &r.b}}))
+  if (llvm::Error e = takeWeights(c, {{"weight", &r.w, true, WeightUse::ReadOnly}, {"bias", &r.b}}))
     return std::move(e);
   if (r.w.numel() != expectedWeights)
-    return kernelError(c, "weight shape " + shapeToString(r.w.shape()) +
-                              " does not match the " +
+    return kernelError(c, "weight shape " + shapeToString(r.w.shape()) + " does not match the " +
                               (transposed ? "transposed convolution" : "convolution"));
   r.mapped = c.weight("weight")->data();
   return r;
@@ -62,7 +60,8 @@ llvm::Expected<ConvWeights> convWeights(const CallNode &c, int64_t expectedWeigh
 ConvKernel::ConvKernel(const ConvGeometry &g, ConvWeights w)
     : g_(g), w_(std::move(w)), threads_(omp_get_max_threads()) {}
 
-Tensor packConvWeights(ConvWeights &w, const ConvGeometry &g, bool strips) {
+Tensor packConvWeights(const Tensor &w, const TensorDataPtr &mapped, const ConvGeometry &g,
+                       bool strips) {
   const int64_t OCg = g.OCg(), K = g.K();
   size_t per = strips ? stripPackedSize(OCg, K) : packedSize(OCg, K);
   Tensor packed = Tensor::empty(DType::F32, {g.G, int64_t(per)});
@@ -72,24 +71,21 @@ Tensor packConvWeights(ConvWeights &w, const ConvGeometry &g, bool strips) {
       int64_t rows = std::min(kRows, OCg - r0);
       size_t offset = size_t((grp * OCg + r0) * K) * sizeof(float);
       size_t length = size_t(rows * K) * sizeof(float);
-      if (w.mapped)
-        w.mapped->prefault(offset, length);
-      const float *src = w.w.data<float>() + (grp * OCg + r0) * K;
+      if (mapped)
+        mapped->prefault(offset, length);
+      const float *src = w.data<float>() + (grp * OCg + r0) * K;
       float *dst = packed.data<float>() + grp * per + size_t(r0 * K);
       if (strips)
         packStrips(src, K, rows, K, dst);
       else
         packRows(src, K, rows, K, dst);
-      if (w.mapped)
-        w.mapped->releasePages(offset, length);
+      if (mapped)
+        mapped->releasePages(offset, length);
     }
-  w.w = Tensor();
-  w.mapped = nullptr;
   return packed;
 }
 
-std::pair<int64_t, int64_t> insideRange(int64_t off, int64_t stride, int64_t count,
-                                        int64_t bound) {
+std::pair<int64_t, int64_t> insideRange(int64_t off, int64_t stride, int64_t count, int64_t bound) {
   int64_t lo = std::min(count, off >= 0 ? 0 : (-off + stride - 1) / stride);
   int64_t hi = off >= bound ? lo : std::clamp((bound - 1 - off) / stride + 1, lo, count);
   return {lo, hi};

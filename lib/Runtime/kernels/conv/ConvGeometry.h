@@ -14,14 +14,12 @@ namespace kc::rt {
 struct ConvGeometry {
   int64_t N, C, H, W, OC, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, G;
 
-  int64_t Cg() const { return C / G; }        ///< input channels per group
-  int64_t OCg() const { return OC / G; }      ///< output channels per group
+  int64_t Cg() const { return C / G; }         ///< input channels per group
+  int64_t OCg() const { return OC / G; }       ///< output channels per group
   int64_t K() const { return Cg() * KH * KW; } ///< depth of each output's sum
   int64_t outputs() const { return OH * OW; }  ///< positions per output plane
   /// 1×1, stride 1, no padding: the input already is the GEMM's B.
-  bool pointwise() const {
-    return KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0;
-  }
+  bool pointwise() const { return KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0; }
   bool depthwise() const { return G == C && OC == C && G > 1; }
   /// 3×3, dilation 1, the same stride 1 or 2 both ways.
   bool is3x3() const {
@@ -48,12 +46,12 @@ class ConvKernel : public FusableKernel {
 public:
   ConvKernel(const ConvGeometry &g, ConvWeights w);
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) final {
+           ExecContext &ctx) const final {
     runConv(in[0]->data<float>(), out[0]->data<float>(), static_cast<float *>(ctx.workspace));
   }
 
 protected:
-  virtual void runConv(const float *x, float *y, float *ws) = 0;
+  virtual void runConv(const float *x, float *y, float *ws) const = 0;
 
   ConvGeometry g_;
   ConvWeights w_;
@@ -65,11 +63,12 @@ protected:
 llvm::Expected<ConvWeights> convWeights(const CallNode &c, int64_t expectedWeights,
                                         bool transposed);
 
-/// The weight packed for the strip kernel (strips of 6 rows) or the panel
+/// Weight w packed for the strip kernel (strips of 6 rows) or the panel
 /// kernel (panels of 16), one block per group, a few rows at a time with
-/// their mapped pages paged in before and released after, so the weights
-/// are never resident twice over; then the original is let go.
-Tensor packConvWeights(ConvWeights &w, const ConvGeometry &g, bool strips);
+/// their pages of the mapped .bin (`mapped`, if w views it) paged in before
+/// and released after, so the weights are never resident twice over.
+Tensor packConvWeights(const Tensor &w, const TensorDataPtr &mapped, const ConvGeometry &g,
+                       bool strips);
 
 /// The indices i in [0, count) with 0 <= i*stride + off < bound, as a range
 /// [lo, hi) (lo == hi when there are none): where a strided walk along a

@@ -7,9 +7,9 @@
 // of the plane (contiguous multiply-adds the compiler vectorizes).
 //
 //===----------------------------------------------------------------------===//
-#include "ConvAlgorithms.h"
-#include "../Copy.h"
 #include "../../ukernels/MicroKernels.h"
+#include "../Copy.h"
+#include "ConvAlgorithms.h"
 
 #include <cstring>
 #include <limits>
@@ -31,7 +31,7 @@ public:
     return size_t(threads_) * size_t(planeFloats()) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *ws) override {
+  void runConv(const float *x, float *y, float *ws) const override {
     const ConvGeometry &g = g_;
     const float *bias = w_.bias();
     const int64_t HW = g.OH * g.OW;
@@ -44,8 +44,8 @@ public:
         const float *src = x + plane * g.H * g.W, *k = w_.w.data<float>() + c * 9;
         float b = bias ? bias[c] : 0.f;
         if (choice_.depthwise == DepthwiseLoop::Masked3x3)
-          uks.depthwiseMasked[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, g.PH, g.PW, k,
-                                        b, e);
+          uks.depthwiseMasked[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, g.PH, g.PW, k, b,
+                                        e);
         else
           uks.depthwisePad1[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, k, b, e);
       });
@@ -83,8 +83,7 @@ public:
   static uk::DepthwiseEpilogue epilogue(Act act, float slope) {
     constexpr float inf = std::numeric_limits<float>::infinity();
     bool relu = act == Act::Relu || act == Act::Relu6;
-    return {relu ? 0.f : -inf, act == Act::Relu6 ? 6.f : inf, act == Act::None || relu, act,
-            slope};
+    return {relu ? 0.f : -inf, act == Act::Relu6 ? 6.f : inf, act == Act::None || relu, act, slope};
   }
 
 private:

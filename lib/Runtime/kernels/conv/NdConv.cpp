@@ -51,7 +51,7 @@ public:
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
+           ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     const float *w =
         w_.weightInput >= 0 ? in[w_.weightInput]->data<float>() : w_.weight.data<float>();

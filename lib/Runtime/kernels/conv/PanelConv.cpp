@@ -7,9 +7,10 @@
 // into them. Bias and activation run over each output row afterwards.
 //
 //===----------------------------------------------------------------------===//
+#include "../PackedGemm.h"
+#include "../PreparedWeight.h"
 #include "ConvAlgorithms.h"
 #include "Patches.h"
-#include "../PackedGemm.h"
 
 #include <omp.h>
 
@@ -25,10 +26,10 @@ public:
     return (stripsFloats() + size_t(threads_) * offsetsFloats()) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *strips) override {
+  void runConv(const float *x, float *y, float *strips) const override {
     const ConvGeometry &g = g_;
-    if (!packed_.defined())
-      packed_ = packConvWeights(w_, g, false);
+    const Tensor &packed =
+        packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, g, false); });
     const float *bias = w_.bias();
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
     float *offsets = strips + stripsFloats();
@@ -36,7 +37,7 @@ public:
       for (int64_t grp = 0; grp < g.G; ++grp) {
         const float *xg = x + (n * g.C + grp * Cg) * g.H * g.W;
         float *yg = y + (n * g.OC + grp * OCg) * HW;
-        const float *A = packed_.data<float>() + grp * packedSize(OCg, K);
+        const float *A = packed.data<float>() + grp * packedSize(OCg, K);
         if (g.pointwise()) {
           gemmPackedFewColumns(A, OCg, K, xg, HW, HW, yg, HW, strips);
         } else {
@@ -54,9 +55,11 @@ private:
   size_t stripsFloats() const {
     return size_t(perThreadFloats(int64_t(packedColumnsScratch(g_.K(), g_.outputs()))));
   }
-  int64_t offsetsFloats() const { return g_.pointwise() ? 0 : perThreadFloats(patchStripScratch(g_)); }
+  int64_t offsetsFloats() const {
+    return g_.pointwise() ? 0 : perThreadFloats(patchStripScratch(g_));
+  }
 
-  Tensor packed_; ///< w_ in panels, one block per group, built on the first run
+  PreparedWeight packed_{std::move(w_.w)}; ///< the weight in panels, one block per group
 };
 
 } // namespace

@@ -9,9 +9,10 @@
 // (splitColumns), so the patches are gathered by row copies.
 //
 //===----------------------------------------------------------------------===//
+#include "../PreparedWeight.h"
+#include "../StripGemm.h"
 #include "ConvAlgorithms.h"
 #include "Patches.h"
-#include "../StripGemm.h"
 
 #include <omp.h>
 
@@ -21,17 +22,18 @@ namespace {
 class StripConvKernel final : public ConvKernel {
 public:
   StripConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
-      : ConvKernel(g, std::move(w)), choice_(c), schedules_(g.OCg(), g.outputs(), threads_) {}
+      : ConvKernel(g, std::move(w)), choice_(c), schedules_(g.OCg(), g.outputs(), threads_),
+        packed_(std::move(w_.w)) {}
 
   /// A block of B per thread, then the input split by column parity.
   size_t workspaceBytes() const override {
     return (stripScratchFloats(g_.K(), threads_) + splitFloats()) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *blocks) override {
+  void runConv(const float *x, float *y, float *blocks) const override {
     const ConvGeometry &g = g_;
-    if (!packed_.defined())
-      packed_ = packConvWeights(w_, g, true);
+    const Tensor &packed =
+        packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, g, true); });
     const float *bias = w_.bias();
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
     float *split = blocks + stripScratchFloats(K, threads_);
@@ -41,7 +43,7 @@ public:
         const float *xg = x + (n * g.C + grp * Cg) * g.H * g.W;
         float *yg = y + (n * g.OC + grp * OCg) * HW;
         const float *bg = bias ? bias + grp * OCg : nullptr;
-        const float *A = packed_.data<float>() + grp * stripPackedSize(OCg, K);
+        const float *A = packed.data<float>() + grp * stripPackedSize(OCg, K);
         if (g.pointwise()) {
           gemmStrips(A, OCg, K, xg, HW, HW, yg, HW, bg, act_, slope_, &schedules_, blocks);
           continue;
@@ -67,23 +69,23 @@ public:
     auto plan = chooseBands(g_, dw->g, dw->choice, threads_);
     if (!plan)
       return nullptr;
-    return makeBandedConv(g_, w_, Activation{act_, slope_}, std::move(*dw), *plan, threads_);
+    ConvWeights w = w_;
+    w.w = packed_.takeSource();
+    return makeBandedConv(g_, std::move(w), Activation{act_, slope_}, std::move(*dw), *plan,
+                          threads_);
   }
 
 private:
-  size_t splitFloats() const {
-    return choice_.splitColumns ? size_t(g_.Cg() * g_.H * g_.W) : 0;
-  }
+  size_t splitFloats() const { return choice_.splitColumns ? size_t(g_.Cg() * g_.H * g_.W) : 0; }
 
   ConvChoice choice_;
   StripSchedules schedules_;
-  Tensor packed_; ///< w_ in strips, one block per group, built on the first run
+  PreparedWeight packed_; ///< the weight in strips, one block per group
 };
 
 } // namespace
 
-std::unique_ptr<OpKernel> makeStripConv(const ConvGeometry &g, const ConvChoice &c,
-                                        ConvWeights w) {
+std::unique_ptr<OpKernel> makeStripConv(const ConvGeometry &g, const ConvChoice &c, ConvWeights w) {
   return std::make_unique<StripConvKernel>(g, c, std::move(w));
 }
 

@@ -20,10 +20,8 @@ public:
     OCg_ = g.OC / g.G;
     rows_ = OCg_ * g.KH * g.KW;
   }
-  size_t workspaceBytes() const override {
-    return size_t(rows_ * g_.H * g_.W) * sizeof(float);
-  }
-  void runConv(const float *x, float *y, float *col) override {
+  size_t workspaceBytes() const override { return size_t(rows_ * g_.H * g_.W) * sizeof(float); }
+  void runConv(const float *x, float *y, float *col) const override {
     const ConvGeometry &g = g_;
     int64_t HWin = g.H * g.W, HW = g.OH * g.OW;
     std::memset(y, 0, size_t(g.N * g.OC * HW) * sizeof(float));

@@ -13,10 +13,11 @@
 // copy of each plane.
 //
 //===----------------------------------------------------------------------===//
-#include "ConvAlgorithms.h"
-#include "../PackedGemm.h"
-#include "../Copy.h"
 #include "../../ukernels/MicroKernels.h"
+#include "../Copy.h"
+#include "../PackedGemm.h"
+#include "../PreparedWeight.h"
+#include "ConvAlgorithms.h"
 
 #include <algorithm>
 #include <cstring>
@@ -39,8 +40,8 @@ public:
   /// The weight is (OC, C, 3, 3), possibly a view of the mapped .bin: both
   /// are let go once the filters are transformed.
   Winograd43Kernel(const ConvGeometry &g, ConvWeights w)
-      : N_(g.N), C_(g.C), H_(g.H), W_(g.W), OC_(g.OC), OH_(g.OH), OW_(g.OW), PH_(g.PH),
-        PW_(g.PW), weight_(std::move(w.w)), b_(std::move(w.b)), mapped_(std::move(w.mapped)),
+      : N_(g.N), C_(g.C), H_(g.H), W_(g.W), OC_(g.OC), OH_(g.OH), OW_(g.OW), PH_(g.PH), PW_(g.PW),
+        U_(std::move(w.w)), b_(std::move(w.b)), mapped_(std::move(w.mapped)),
         threads_(omp_get_max_threads()) {
     TH_ = (OH_ + 3) / 4, TW_ = (OW_ + 3) / 4, T_ = TH_ * TW_;
     // The 36 planes a tile touches are one padded cache line apart so they
@@ -56,11 +57,10 @@ public:
   }
 
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) override {
-    if (!U_.defined())
-      transformFilters();
+           ExecContext &ctx) const override {
+    const Tensor &U = U_.get([&](const Tensor &weight) { return transformFilters(weight); });
     float *V = static_cast<float *>(ctx.workspace); // [36][C][T], planes vStride_ apart
-    float *M = V + 36 * vStride_;                    // [36][OC][T], planes mStride_ apart
+    float *M = V + 36 * vStride_;                   // [36][OC][T], planes mStride_ apart
     float *planes = V + perThreadFloats(36 * (vStride_ + mStride_));
     const float *bias = b_.numel() ? b_.data<float>() : nullptr;
     for (int64_t n = 0; n < N_; ++n) {
@@ -76,7 +76,7 @@ public:
       bool fetch = 36 * uSize_ * int64_t(sizeof(float)) >= kFetchAheadBytes;
       parallelFor(36 * steps, true, [&](int64_t item) {
         int64_t p = item / steps, pb = item % steps * step;
-        gemmPanels(U_.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
+        gemmPanels(U.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
                    M + p * mStride_, T_, fetch && item + 1 < 36 * steps);
       });
       outputTransform(M, y, bias);
@@ -90,12 +90,11 @@ private:
   /// parallel, one 16 × 16 block of (output, input) channels at a time, so
   /// every write is a contiguous run of 256 floats (writing single floats
   /// 36 planes apart hit one cache set when OC·C is a power of two).
-  void transformFilters() {
+  Tensor transformFilters(const Tensor &weights) const {
     int64_t OC = OC_, C = C_;
-    const float *weight = weight_.data<float>();
-    uSize_ = packedSize(OC, C);
-    U_ = Tensor::empty(DType::F32, {36, int64_t(uSize_)});
-    float *U = U_.data<float>();
+    const float *weight = weights.data<float>();
+    Tensor transformed = Tensor::empty(DType::F32, {36, int64_t(uSize_)});
+    float *U = transformed.data<float>();
     int64_t panels = (OC + kPanelRows - 1) / kPanelRows, icBlocks = (C + 15) / 16;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t pb = 0; pb < panels; ++pb)
@@ -107,7 +106,8 @@ private:
             float tmp[6][3];
             for (int a = 0; a < 6; ++a)
               for (int b = 0; b < 3; ++b)
-                tmp[a][b] = kG[a][0] * g[0 * 3 + b] + kG[a][1] * g[1 * 3 + b] + kG[a][2] * g[2 * 3 + b];
+                tmp[a][b] =
+                    kG[a][0] * g[0 * 3 + b] + kG[a][1] * g[1 * 3 + b] + kG[a][2] * g[2 * 3 + b];
             for (int a = 0; a < 6; ++a)
               for (int b = 0; b < 6; ++b)
                 block[a * 6 + b][i][r] =
@@ -118,10 +118,9 @@ private:
           std::memcpy(U + p * uSize_ + packedIndex(pb * kPanelRows, ib * 16, C), block[p],
                       sizeof(float) * kPanelRows * n);
       }
-    weight_ = Tensor();
     if (mapped_)
       mapped_->releasePages();
-    mapped_ = nullptr;
+    return transformed;
   }
 
   /// V[p][c][t] = (Bᵀ d B)[p] for every tile t of every channel c. Each
@@ -130,7 +129,7 @@ private:
   /// tiles (consecutive in t, possibly across tile rows) at a time, one per
   /// lane. Without the copy, tiles at the edges ran scalar, and planes of
   /// fewer than 8 tiles across (28x28 and 14x14) ran scalar throughout.
-  void inputTransform(const float *x, float *V, float *planes) {
+  void inputTransform(const float *x, float *V, float *planes) const {
     const int64_t PWt = 4 * TW_ + 2, region = planeFloats();
     const uk::MicroKernels &uks = uk::microKernels();
     // Rows and columns past the input stay zero: only the input's own
@@ -161,8 +160,9 @@ private:
 
   int64_t N_, C_, H_, W_, OC_, OH_, OW_, PH_, PW_;
   int64_t TH_, TW_, T_, vStride_, mStride_;
-  size_t uSize_ = 0; ///< floats per packed U_p
-  Tensor weight_, U_, b_;
+  size_t uSize_ = packedSize(OC_, C_); ///< floats per packed U_p
+  PreparedWeight U_;                   ///< from the weight, on the first run
+  Tensor b_;
   TensorDataPtr mapped_;
   int threads_; ///< threads the workspace holds planes for
 };
