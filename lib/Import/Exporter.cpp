@@ -383,15 +383,29 @@ private:
 
 llvm::Expected<ExportedPnnx> exportPnnx(const Module &m) { return PnnxWriter(m).run(); }
 
+llvm::Error writePnnx(const ExportedPnnx &r, llvm::StringRef paramPath, llvm::StringRef binPath) {
+  // A .param without its .bin (or with a partial one) would load as a
+  // different model, or not at all: on any failure neither file is left.
+  // writeOutputFile removes a partly written file; the .param, complete
+  // by then, goes when the .bin fails.
+  if (auto e = writeOutputFile(paramPath, llvm::StringRef(r.param)))
+    return e;
+  if (!r.bin)
+    return llvm::Error::success();
+  std::string bin = binPath.empty() ? weightPathFor(paramPath) : binPath.str();
+  if (auto e = writeOutputFile(bin, *r.bin)) {
+    if (llvm::sys::fs::is_regular_file(paramPath))
+      llvm::sys::fs::remove(paramPath);
+    return e;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error exportPnnx(const Module &m, llvm::StringRef paramPath, llvm::StringRef binPath) {
   auto r = exportPnnx(m);
   if (!r)
     return r.takeError();
-  if (auto e = writeOutputFile(paramPath, llvm::StringRef(r->param)))
-    return e;
-  if (!r->bin)
-    return llvm::Error::success();
-  return writeOutputFile(binPath.empty() ? weightPathFor(paramPath) : binPath.str(), *r->bin);
+  return writePnnx(*r, paramPath, binPath);
 }
 
 } // namespace kc

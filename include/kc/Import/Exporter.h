@@ -34,8 +34,12 @@ struct ExportedPnnx {
 llvm::Expected<ExportedPnnx> exportPnnx(const Module &m);
 
 /// Writes `paramPath` and, when every weight has bytes, `binPath` (default:
-/// beside the param, `x.pnnx.param` → `x.pnnx.bin`).
+/// beside the param, `x.pnnx.param` → `x.pnnx.bin`): both or, on any
+/// failure, neither.
 llvm::Error exportPnnx(const Module &m, llvm::StringRef paramPath, llvm::StringRef binPath = "");
+/// The same for a rendering already made.
+llvm::Error writePnnx(const ExportedPnnx &r, llvm::StringRef paramPath,
+                      llvm::StringRef binPath = "");
 
 /// A primitive function's body as `pnnx.Expression` text (`add(@0,mul(@1,2.0))`).
 llvm::Expected<std::string> expressionText(const FunctionNode &fn);
