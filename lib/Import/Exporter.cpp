@@ -17,8 +17,10 @@
 
 namespace kc {
 
+/// What cannot be exported, said without a place: the caller (a tool)
+/// places the message at the file it was exporting.
 static llvm::Error exportError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "error: cannot export: " + msg);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot export: " + msg);
 }
 
 /// A number as PNNX writes it: floats always with `.` or an exponent.
@@ -229,6 +231,10 @@ private:
     auto it = operands_.find(e.get());
     if (it != operands_.end() && it->second.size() == 1)
       return it->second[0];
+    // A tensor constant used as a value (a result folded to a constant, a
+    // tuple field) is a pnnx.Attribute.
+    if (auto *c = llvm::dyn_cast<ConstantNode>(e.get()); c && !c->isScalar())
+      return attributeOperand(*c);
     if (auto *g = llvm::dyn_cast<TupleGetItemNode>(e.get())) {
       auto t = operands_.find(g->tuple().get());
       if (t != operands_.end() && g->index() < t->second.size())
