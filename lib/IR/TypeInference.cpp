@@ -60,6 +60,15 @@ namespace {
 /// A type as diagnostics show it, bounded (a tuple type can be huge).
 std::string shown(const Type &t) { return clipInput(typeToString(t)); }
 
+/// A function's body must have the type the function declares it returns.
+llvm::Error checkResult(const Module &m, const FunctionNode &f) {
+  if (f.retType() && f.body()->type() && !unifyTypes(f.retType(), f.body()->type()))
+    return moduleError(m, f.loc(),
+                       "@" + clipInput(f.name()) + ": body has type " + shown(f.body()->type()) +
+                           " but the function returns " + shown(f.retType()));
+  return llvm::Error::success();
+}
+
 class Inferrer {
 public:
   Inferrer(const Module &m, llvm::StringRef fn) : m_(m), fn_(fn) {}
@@ -151,15 +160,16 @@ llvm::Error inferTypes(Module &m) {
     Inferrer inf(m, f->name());
     if (llvm::Error e = inf.visit(f->body()))
       return e;
-    if (f->retType() && f->body()->type() && !unifyTypes(f->retType(), f->body()->type()))
-      return moduleError(m, f->loc(),
-                         "@" + clipInput(f->name()) + ": body has type " +
-                             shown(f->body()->type()) + " but the function returns " +
-                             shown(f->retType()));
+    if (llvm::Error e = checkResult(m, *f))
+      return e;
   }
+  // main's result type is checked like any other function's: a model
+  // declaring outputs its graph does not compute is refused.
   if (Function main = m.main()) {
     Inferrer inf(m, "main");
-    return inf.visit(main->body());
+    if (llvm::Error e = inf.visit(main->body()))
+      return e;
+    return checkResult(m, *main);
   }
   return llvm::Error::success();
 }
