@@ -106,11 +106,16 @@ private:
         fields.push_back(f->type());
       inferred = tupleType(fields);
     } else if (auto *g = llvm::dyn_cast<TupleGetItemNode>(e)) {
-      if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(g->tuple()->type().get())) {
+      const Type &whole = g->tuple()->type();
+      if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(whole.get())) {
         if (g->index() >= tt->size())
           return error(g, "tuple index " + llvm::Twine(g->index()) + " out of range for " +
-                              shown(g->tuple()->type()));
+                              shown(whole));
         inferred = tt->fields()[g->index()];
+      } else if (whole) {
+        // Only a value of unknown type (`?`) may yet turn out to be a tuple.
+        return error(g, "reads field " + llvm::Twine(g->index()) + " of a value of type " +
+                            shown(whole) + ", which is not a tuple");
       }
     } else {
       return llvm::Error::success(); // Vars and Constants carry their types
