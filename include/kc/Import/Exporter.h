@@ -30,7 +30,12 @@ struct ExportedPnnx {
   std::string missingWeight;
 };
 
-/// Renders `m` as PNNX.
+/// Renders `m` as PNNX. What PNNX cannot hold exactly is refused, naming
+/// the node and its line, rather than written changed or unreadable: a name
+/// or value with whitespace (PNNX has no quoting), a value the reader would
+/// type differently (the string "1", a list item with a comma), an
+/// operator name given to two calls. A call without a name gets one
+/// (`op_0`), as PNNX needs one.
 llvm::Expected<ExportedPnnx> exportPnnx(const Module &m);
 
 /// Writes `paramPath` and, when every weight has bytes, `binPath` (default:
