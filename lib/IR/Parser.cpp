@@ -328,6 +328,12 @@ private:
         r.push_back(v.getComplex());
       return AttrValue::complexList(r);
     }
+    // The kinds of list an attribute can be (docs/ir.md): no booleans, none
+    // or lists in a list.
+    for (const AttrValue &v : items)
+      if (!v.isNumber() && !v.isString() && v.kind() != AttrValue::Kind::Complex)
+        return errorAt(at, "a list holds numbers, strings or complex numbers, not " + v.kindName() +
+                               " values such as " + clipInput(attrToString(v)));
     return errorAt(at, "a list mixes values of different kinds");
   }
 
