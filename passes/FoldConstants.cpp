@@ -168,8 +168,20 @@ private:
   private:
     llvm::Expected<Expr> evaluate(const CallNode &c, const Type &type) {
       Module one;
-      if (auto *fn = llvm::dyn_cast<FunctionNode>(c.callee().get()))
+      if (auto *fn = llvm::dyn_cast<FunctionNode>(c.callee().get())) {
+        // Type inference gives a function called once the types of its
+        // arguments (inferTypes); here it is called once, but it is shared
+        // with the module: one whose parameters stay more general (called
+        // from several places) is not folded, so as not to narrow them.
+        for (size_t i = 0; i < fn->params().size() && i < c.numArgs(); ++i) {
+          const Type &p = fn->params()[i]->type();
+          auto u = unifyTypes(p, c.arg(i)->type());
+          if (!u || !typeEqual(*u, p))
+            return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                           "a generic function is not folded");
+        }
         one.add(Function(fn));
+      }
       Call copy = make<const CallNode>(c.callee(), c.args(), c.keys(), c.attrs(), c.name());
       one.add(make<const FunctionNode>("main", llvm::ArrayRef<Var>{}, copy, type, false));
       if (auto e = inferTypes(one))

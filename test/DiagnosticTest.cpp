@@ -25,6 +25,12 @@ TEST_CASE("diagnostic: a message is placed at its file once") {
   // A message that mentions "error:" further in is not located by it.
   CHECK(locateMessage("m.kc", "pass pipeline: bad value: error: x") ==
         "m.kc: error: pass pipeline: bad value: error: x");
+  // A message that says its kind but no place gets the place, and the kind
+  // once (it used to read `m.pnnx.param: error: error: cannot export: ...`).
+  CHECK(locateMessage("m.pnnx.param", "error: cannot export: x") ==
+        "m.pnnx.param: error: cannot export: x");
+  CHECK(locateMessage("", "error: x") == "error: x");
+  CHECK(locateMessage("m.kc", "warning: w", "warning") == "m.kc: warning: w");
   // No file; another kind.
   CHECK(locateMessage("", "no model given") == "error: no model given");
   CHECK(locateMessage("m.kc", "weight 'w' has no data", "warning") ==

@@ -355,3 +355,22 @@ TEST_CASE("round trip: integers keep every int64 value; larger ones are refused"
   CHECK(errorText(e.takeError()) ==
         "expression column 8: integer '100000000000000000000000' does not fit in int64");
 }
+
+TEST_CASE("export: an expression literal PNNX would read back differently is refused") {
+  // A string literal holding ',' would split into two arguments of `add`.
+  Var a = var("0", tensorType(DType::F32, {2}));
+  Call body = call("add", {a, scalarConstant(AttrValue::string("x,y"), Type())});
+  Function e = make<const FunctionNode>("e", std::vector<Var>{a}, body, Type(), true);
+  Var x = var("x", tensorType(DType::F32, {2}));
+  Call use = call(Expr(e), {x}, {}, {}, "e");
+  use->setLoc({2, 3});
+  Module m;
+  m.setSourceName("t.kc");
+  m.add(e);
+  m.add(make<const FunctionNode>("main", std::vector<Var>{x}, use, Type(), false));
+  auto r = exportPnnx(m);
+  REQUIRE(!r);
+  CHECK(errorText(r.takeError()) ==
+        "t.kc:2:3: error: @main: e 'e': cannot export: the expression of @e, written "
+        "'add(@0,x,y)', would not read back the same");
+}

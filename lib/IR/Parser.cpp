@@ -328,6 +328,12 @@ private:
         r.push_back(v.getComplex());
       return AttrValue::complexList(r);
     }
+    // The kinds of list an attribute can be (docs/ir.md): no booleans, none
+    // or lists in a list.
+    for (const AttrValue &v : items)
+      if (!v.isNumber() && !v.isString() && v.kind() != AttrValue::Kind::Complex)
+        return errorAt(at, "a list holds numbers, strings or complex numbers, not " + v.kindName() +
+                               " values such as " + clipInput(attrToString(v)));
     return errorAt(at, "a list mixes values of different kinds");
   }
 
@@ -601,10 +607,14 @@ private:
       return e;
     std::vector<Expr> args;
     std::vector<ArgKey> keys;
+    // Where each argument key and attribute was given: each is given once
+    // (the last would otherwise silently win).
+    std::map<std::pair<ArgRole, std::string>, SourceLoc> keyAt;
     if (!consume(")")) {
       while (true) {
         // `key=%x` or `key=@weight: type`: look ahead for `name=`.
         skipSpace();
+        SourceLoc keyLoc = here();
         ArgKey key;
         size_t save = pos_;
         unsigned saveLine = line_;
@@ -648,6 +658,14 @@ private:
             return a.takeError();
           args.push_back(*a);
         }
+        if (key.role != ArgRole::Positional) {
+          auto [it, fresh] = keyAt.try_emplace({key.role, key.name}, keyLoc);
+          if (!fresh)
+            return errorAt(keyLoc,
+                           llvm::Twine(key.role == ArgRole::Weight ? "weight" : "argument") + " " +
+                               quoteInput(key.name) + " is given twice: here and at " +
+                               llvm::Twine(it->second.line) + ":" + llvm::Twine(it->second.col));
+        }
         keys.push_back(key);
         if (consume(")"))
           break;
@@ -658,7 +676,10 @@ private:
     Attrs attrs;
     if (consume("{")) {
       if (!consume("}")) {
+        std::map<std::string, SourceLoc> attrAt;
         while (true) {
+          skipSpace();
+          SourceLoc at = here();
           auto k = parseName("an attribute name");
           if (!k)
             return k.takeError();
@@ -667,6 +688,13 @@ private:
           auto v = parseAttrValue();
           if (!v)
             return v.takeError();
+          auto [it, fresh] = attrAt.try_emplace(*k, at);
+          if (!fresh)
+            return errorAt(at, "attribute " + quoteInput(*k) +
+                                   " is given twice: " + clipInput(attrToString(*v)) +
+                                   " here and " + clipInput(attrToString(*attrs.find(*k))) +
+                                   " at " + llvm::Twine(it->second.line) + ":" +
+                                   llvm::Twine(it->second.col));
           attrs.set(*k, *v);
           if (consume("}"))
             break;

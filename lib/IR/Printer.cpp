@@ -85,7 +85,10 @@ public:
     // Callee functions are printed on their own and referenced by name, so
     // the walk does not enter them.
     forEachNodeInPostOrder(fn_.body(), [&](const Expr &e) { names_[e.get()] = VisitExpr(e); });
-    os_ << "  return " << operand(fn_.body()) << "\n}\n";
+    // A tensor constant returned as it is gets its `const` line here: named
+    // before the return line is begun.
+    std::string result = operand(fn_.body());
+    os_ << "  return " << result << "\n}\n";
   }
 
   std::string VisitExpr_(const VarNode *v) override { return "%" + printableName(v->name()); }

@@ -5,6 +5,9 @@
 #include "kc/IR/Functor.h"
 #include "kc/IR/Op.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
 namespace kc {
 
 std::optional<Type> unifyTypes(const Type &declared, const Type &inferred) {
@@ -60,9 +63,44 @@ namespace {
 /// A type as diagnostics show it, bounded (a tuple type can be huge).
 std::string shown(const Type &t) { return clipInput(typeToString(t)); }
 
+/// How many calls of each function the module holds.
+using CallSites = llvm::DenseMap<const FunctionNode *, unsigned>;
+
+CallSites countCallSites(const Module &m) {
+  CallSites sites;
+  llvm::DenseSet<const ExprNode *> seen;
+  for (const Function &f : m.functions())
+    ExpandDataflow(
+        f->body(), [&](const Expr &e) { return seen.count(e.get()) != 0; },
+        [&](const Expr &e) {
+          if (!seen.insert(e.get()).second)
+            return;
+          if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
+            if (auto *callee = llvm::dyn_cast<FunctionNode>(c->callee().get()))
+              ++sites[callee];
+        });
+  return sites;
+}
+
+/// A function's body must have the type the function declares it returns;
+/// the declared type becomes the more precise of the two.
+llvm::Error checkResult(const Module &m, const FunctionNode &f) {
+  if (!f.retType() || !f.body()->type())
+    return llvm::Error::success();
+  auto u = unifyTypes(f.retType(), f.body()->type());
+  if (!u)
+    return moduleError(m, f.loc(),
+                       "@" + clipInput(f.name()) + ": body has type " + shown(f.body()->type()) +
+                           " but the function returns " + shown(f.retType()));
+  if (!typeEqual(*u, f.retType()))
+    f.setRetType(*u);
+  return llvm::Error::success();
+}
+
 class Inferrer {
 public:
-  Inferrer(const Module &m, llvm::StringRef fn) : m_(m), fn_(fn) {}
+  Inferrer(const Module &m, llvm::StringRef fn, const CallSites &sites)
+      : m_(m), fn_(fn), sites_(sites) {}
 
   llvm::Error visit(const Expr &root) {
     llvm::Error err = llvm::Error::success();
@@ -78,6 +116,8 @@ private:
   llvm::Error visitNode(const ExprNode *e) {
     Type inferred;
     if (auto *c = llvm::dyn_cast<CallNode>(e)) {
+      if (auto e = refineCallee(*c))
+        return e;
       auto t = inferCallType(*c);
       if (!t) {
         // Type rules name the op themselves; error() names it once more
@@ -97,11 +137,16 @@ private:
         fields.push_back(f->type());
       inferred = tupleType(fields);
     } else if (auto *g = llvm::dyn_cast<TupleGetItemNode>(e)) {
-      if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(g->tuple()->type().get())) {
+      const Type &whole = g->tuple()->type();
+      if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(whole.get())) {
         if (g->index() >= tt->size())
           return error(g, "tuple index " + llvm::Twine(g->index()) + " out of range for " +
-                              shown(g->tuple()->type()));
+                              shown(whole));
         inferred = tt->fields()[g->index()];
+      } else if (whole) {
+        // Only a value of unknown type (`?`) may yet turn out to be a tuple.
+        return error(g, "reads field " + llvm::Twine(g->index()) + " of a value of type " +
+                            shown(whole) + ", which is not a tuple");
       }
     } else {
       return llvm::Error::success(); // Vars and Constants carry their types
@@ -133,33 +178,63 @@ private:
     return llvm::Error::success();
   }
 
+  /// A function called from one place only takes the types of its
+  /// arguments where its parameters leave them open (`?`, a `?` dim, the
+  /// `null` element type), and its body is inferred again with them: the
+  /// inputs of a pnnx.Expression whose producers are not annotated (a chain
+  /// of expressions) are known only once those producers are typed. A
+  /// function called from several places keeps the types it declares.
+  llvm::Error refineCallee(const CallNode &c) const {
+    auto *f = llvm::dyn_cast<FunctionNode>(c.callee().get());
+    if (!f || f->params().size() != c.numArgs() || sites_.lookup(f) != 1)
+      return llvm::Error::success();
+    bool refined = false;
+    for (size_t i = 0; i < c.numArgs(); ++i) {
+      const Var &p = f->params()[i];
+      auto u = unifyTypes(p->type(), c.arg(i)->type());
+      if (u && !typeEqual(*u, p->type())) {
+        p->setType(*u); // a contradiction is left for checkArguments
+        refined = true;
+      }
+    }
+    if (!refined)
+      return llvm::Error::success();
+    Inferrer body(m_, f->name(), sites_);
+    if (auto e = body.visit(f->body()))
+      return e;
+    return checkResult(m_, *f);
+  }
+
   llvm::Error error(const ExprNode *e, const llvm::Twine &msg) const {
     return moduleError(m_, e->loc(), "@" + clipInput(fn_) + ": " + describeNode(*e) + ": " + msg);
   }
 
   const Module &m_;
   std::string fn_;
+  const CallSites &sites_;
 };
 
 } // namespace
 
 llvm::Error inferTypes(Module &m) {
+  CallSites sites = countCallSites(m);
   // Expression functions first: calls in main take their result types.
   for (const Function &f : m.functions()) {
     if (f->name() == "main")
       continue;
-    Inferrer inf(m, f->name());
+    Inferrer inf(m, f->name(), sites);
     if (llvm::Error e = inf.visit(f->body()))
       return e;
-    if (f->retType() && f->body()->type() && !unifyTypes(f->retType(), f->body()->type()))
-      return moduleError(m, f->loc(),
-                         "@" + clipInput(f->name()) + ": body has type " +
-                             shown(f->body()->type()) + " but the function returns " +
-                             shown(f->retType()));
+    if (llvm::Error e = checkResult(m, *f))
+      return e;
   }
+  // main's result type is checked like any other function's: a model
+  // declaring outputs its graph does not compute is refused.
   if (Function main = m.main()) {
-    Inferrer inf(m, "main");
-    return inf.visit(main->body());
+    Inferrer inf(m, "main", sites);
+    if (llvm::Error e = inf.visit(main->body()))
+      return e;
+    return checkResult(m, *main);
   }
   return llvm::Error::success();
 }

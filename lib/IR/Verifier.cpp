@@ -78,10 +78,15 @@ private:
       return llvm::Error::success();
     }
     if (auto *g = llvm::dyn_cast<TupleGetItemNode>(e)) {
-      if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(g->tuple()->type().get()))
+      const Type &whole = g->tuple()->type();
+      if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(whole.get())) {
         if (g->index() >= tt->size())
           return fail(g, "tuple item ." + llvm::Twine(g->index()) + " of a " +
                              llvm::Twine(tt->size()) + "-tuple");
+      } else if (whole) {
+        return fail(g, "tuple item ." + llvm::Twine(g->index()) + " of a value of type " +
+                           clipInput(typeToString(whole)) + ", which is not a tuple");
+      }
       return llvm::Error::success();
     }
     if (llvm::isa<FunctionNode>(e) || llvm::isa<OpNode>(e))

@@ -1,14 +1,20 @@
 //===- Exporter.cpp - kc IR to PNNX files ---------------------------------===//
 #include "kc/Import/Exporter.h"
+#include "kc/IR/Diagnostic.h"
 #include "kc/IR/Functor.h"
 #include "kc/IR/Op.h"
 #include "kc/IR/Rpn.h"
+#include "kc/Import/ExpressionParser.h"
 #include "kc/Import/Importer.h"
+#include "kc/Import/PnnxParam.h"
 #include "kc/Support/OutputFile.h"
+#include "kc/Support/Quote.h"
 #include "kc/Support/ZipArchive.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -17,8 +23,28 @@
 
 namespace kc {
 
+/// What cannot be exported, said without a place: the caller (a tool)
+/// places the message at the file it was exporting. Errors about one node
+/// are placed at it (PnnxWriter::nodeError).
 static llvm::Error exportError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "error: cannot export: " + msg);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot export: " + msg);
+}
+
+/// Whether `s` can be one token of a `.pnnx.param` line. PNNX has no quoting
+/// or escapes: the reader splits lines at whitespace, so a token is never
+/// empty and holds none.
+static bool isPnnxToken(llvm::StringRef s) {
+  return !s.empty() && llvm::none_of(s, [](char c) { return llvm::isSpace(c); });
+}
+
+/// Whether `s` can be the key of a `key=value` item (`@key`, `$key`, `#key`
+/// too): a token without `=`, where the reader splits the item.
+static bool isPnnxKey(llvm::StringRef s) { return isPnnxToken(s) && !s.contains('='); }
+
+/// Op types the importer reads as graph structure rather than as a call.
+static bool isStructuralOpType(llvm::StringRef type) {
+  return type == "pnnx.Input" || type == "pnnx.Output" || type == "pnnx.Attribute" ||
+         type == "pnnx.Expression" || type == "prim::TupleConstruct" || type == "prim::TupleUnpack";
 }
 
 /// A number as PNNX writes it: floats always with `.` or an exponent.
@@ -125,7 +151,18 @@ public:
     Function main = m_.main();
     if (!main)
       return exportError("the module has no @main");
+    // Operator names are the calls' own: they are reserved first, so that a
+    // name made up for a pnnx.Attribute or an unnamed call never takes one.
+    if (auto e = reserveCallNames(main))
+      return e;
     for (const Var &p : main->params()) {
+      // The input's name is its operand's, a token of the line and the key
+      // of its `#name=` annotation.
+      if (!isPnnxKey(p->name()))
+        return moduleError(m_, p->loc(),
+                           "@main: input " + quoteInput("%" + p->name()) +
+                               ": cannot export: PNNX cannot write an operand name that is "
+                               "empty or holds whitespace or '=' (it has no quoting)");
       std::string operand = fresh(p->name());
       operands_[p.get()] = {operand};
       OpLine l{"pnnx.Input", uniqueOpName("pnnx_input_" + std::to_string(inputs_++)), {}, {operand}, {}};
@@ -202,13 +239,85 @@ private:
     return n;
   }
 
+  /// A name for an operator kc names itself (an input, the output, a
+  /// pnnx.Attribute, an unnamed call), not used yet, preferring `hint`.
   std::string uniqueOpName(std::string hint) {
-    if (hint.empty() || hint.find_first_of(" \t\n=") != std::string::npos)
+    if (!isPnnxToken(hint))
       hint = "op";
     std::string n = hint;
     for (unsigned i = 0; !usedOpNames_.insert(n).second; ++i)
       n = hint + "_" + std::to_string(i);
     return n;
+  }
+
+  /// Checks and reserves the names of main's calls: PNNX writes each name
+  /// once, as one token, so a name that holds whitespace or is given to two
+  /// calls would come back different (or not at all).
+  llvm::Error reserveCallNames(const Function &main) {
+    llvm::StringMap<const CallNode *> owner;
+    llvm::DenseSet<const ExprNode *> seen;
+    llvm::Error err = llvm::Error::success();
+    ExpandDataflow(
+        main->body(), [&](const Expr &e) { return seen.count(e.get()) != 0; },
+        [&](const Expr &e) {
+          if (!seen.insert(e.get()).second || err)
+            return;
+          auto *c = llvm::dyn_cast<CallNode>(e.get());
+          if (!c || c->name().empty())
+            return;
+          if (!isPnnxToken(c->name())) {
+            err = nodeError(*c, "PNNX cannot write an operator name that holds whitespace (it "
+                                "has no quoting)");
+            return;
+          }
+          auto [it, fresh] = owner.try_emplace(c->name(), c);
+          if (!fresh)
+            err = nodeError(*c, "the operator name is also used by the call on line " +
+                                    llvm::Twine(it->second->loc().line) +
+                                    ", and PNNX names each operator once");
+        });
+    if (err)
+      return err;
+    for (auto &entry : owner)
+      usedOpNames_.insert(entry.getKey());
+    return llvm::Error::success();
+  }
+
+  /// `file:line:col: error: @main: <node>: cannot export: msg`.
+  llvm::Error nodeError(const ExprNode &e, const llvm::Twine &msg) const {
+    return moduleError(m_, e.loc(), "@main: " + describeNode(e) + ": cannot export: " + msg);
+  }
+
+  /// `key=value` as PNNX writes a parameter, if the reader gives back exactly
+  /// `value` for it; otherwise an error at `owner` naming the attribute. PNNX
+  /// has no quoting: a value is what follows the first `=` up to the next
+  /// whitespace, typed by its text, so a string with a space, one that
+  /// reads as a number (`"1"`) or None, or a list item with a comma cannot
+  /// be written.
+  llvm::Expected<std::string> paramItem(const ExprNode &owner, llvm::StringRef key,
+                                        const AttrValue &value) const {
+    std::string what = "attribute " + quoteInput(key);
+    if (!isPnnxKey(key) || llvm::StringRef("@$#").contains(key.front()))
+      return nodeError(owner, "PNNX cannot write the " + what +
+                                  ": a parameter name is a token without '=' that does not "
+                                  "start with '@', '$' or '#'");
+    std::string text = pnnxParam(value);
+    if (!isPnnxToken(text) && !text.empty())
+      return nodeError(owner, what + " is " + clipInput(attrToString(value)) +
+                                  ", which PNNX cannot write: a value ends at whitespace (there "
+                                  "is no quoting)");
+    // The importer keeps `expr` as written, as pnnx does.
+    llvm::Expected<AttrValue> back =
+        key == "expr" ? llvm::Expected<AttrValue>(AttrValue::string(text)) : parseParamValue(text);
+    if (!back)
+      return nodeError(owner,
+                       what + " is " + clipInput(attrToString(value)) +
+                           ", which PNNX would not read back: " + llvm::toString(back.takeError()));
+    if (*back != value)
+      return nodeError(owner, what + " is " + clipInput(attrToString(value)) +
+                                  ", which PNNX would read back as " +
+                                  clipInput(attrToString(*back)));
+    return key.str() + "=" + text;
   }
 
   void annotate(OpLine &l, const std::string &operand, const Type &t) {
@@ -229,6 +338,10 @@ private:
     auto it = operands_.find(e.get());
     if (it != operands_.end() && it->second.size() == 1)
       return it->second[0];
+    // A tensor constant used as a value (a result folded to a constant, a
+    // tuple field) is a pnnx.Attribute.
+    if (auto *c = llvm::dyn_cast<ConstantNode>(e.get()); c && !c->isScalar())
+      return attributeOperand(*c);
     if (auto *g = llvm::dyn_cast<TupleGetItemNode>(e.get())) {
       auto t = operands_.find(g->tuple().get());
       if (t != operands_.end() && g->index() < t->second.size())
@@ -270,9 +383,12 @@ private:
     // used as values reach here (and are written lazily, on first use).
     if (c.isScalar()) {
       OpLine l{"prim::Constant", uniqueOpName("pnnx_const_" + std::to_string(consts_++)), {}, {}, {}};
+      auto item = paramItem(c, "value", c.scalar());
+      if (!item)
+        return item.takeError();
       std::string out = fresh();
       l.outputs.push_back(out);
-      l.items.push_back("value=" + pnnxParam(c.scalar()));
+      l.items.push_back(*item);
       annotate(l, out, c.type());
       operands_[&c] = {out};
       lines_.push_back(std::move(l));
@@ -289,6 +405,12 @@ private:
     auto [opName, key] = llvm::StringRef(c.name()).rsplit('.');
     if (key.empty() || opName.empty())
       opName = c.name(), key = "data";
+    // Its name becomes the operator's name and the `@key` of the line.
+    if (!isPnnxToken(opName) || !isPnnxKey(key))
+      return moduleError(m_, c.loc(),
+                         "@main: constant @" + clipInput(c.name()) +
+                             ": cannot export: PNNX cannot write a name that holds whitespace "
+                             "(or '=' after its last '.'), having no quoting");
     auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get());
     if (!tt)
       return exportError("constant '" + c.name() + "' has no tensor type");
@@ -304,15 +426,49 @@ private:
     return out;
   }
 
+  /// The `expr=` text of the call `c` of `fn`, if it reads back as the same
+  /// expression: a string literal holding `,` or a parenthesis, or one that
+  /// reads as a number, would not.
+  llvm::Expected<std::string> checkedExpression(const CallNode &c, const FunctionNode &fn) {
+    auto text = expressionText(fn);
+    if (!text)
+      return text.takeError();
+    if (!isPnnxToken(*text))
+      return nodeError(c, "the expression of @" + clipInput(fn.name()) + " is " +
+                              quoteInput(*text) +
+                              ", which PNNX cannot write: a value ends at whitespace");
+    auto body = parseExpression(*text, fn.params());
+    std::string back;
+    if (body) {
+      Function again = make<const FunctionNode>(fn.name(), fn.params(), *body, Type(),
+                                                /*primitive=*/true);
+      auto t = expressionText(*again);
+      if (t)
+        back = *t;
+      else
+        llvm::consumeError(t.takeError());
+    } else {
+      llvm::consumeError(body.takeError());
+    }
+    if (back != *text)
+      return nodeError(c, "the expression of @" + clipInput(fn.name()) + ", written " +
+                              quoteInput(*text) + ", would not read back the same");
+    return text;
+  }
+
   llvm::Error visitCall(const CallNode &c) {
     OpLine l;
-    l.name = uniqueOpName(c.name().empty() ? "op_" + std::to_string(unnamed_++) : c.name());
+    // Calls with a name have it reserved (reserveCallNames); PNNX needs a
+    // name for the others too.
+    l.name = c.name().empty() ? uniqueOpName("op_" + std::to_string(unnamed_++)) : c.name();
     std::vector<std::string> params;
     if (auto *fn = llvm::dyn_cast<FunctionNode>(c.callee().get())) {
       if (!fn->isPrimitive())
-        return exportError("'" + c.name() + "' calls @" + fn->name() +
-                           ", which is not a primitive expression function");
-      auto text = expressionText(*fn);
+        return nodeError(c, "it calls @" + clipInput(fn->name()) +
+                                ", which is not a primitive expression function");
+      if (c.attrs().has("expr"))
+        return nodeError(c, "an expression's attribute 'expr' would clash with its expr=");
+      auto text = checkedExpression(c, *fn);
       if (!text)
         return text.takeError();
       l.type = "pnnx.Expression";
@@ -321,9 +477,20 @@ private:
       l.type = c.calleeName().str();
       if (l.type.empty())
         return exportError("a call without an op or function callee");
+      if (!isPnnxToken(l.type))
+        return nodeError(c, "PNNX cannot write an op type that holds whitespace (it has no "
+                            "quoting)");
+      if (isStructuralOpType(l.type))
+        return nodeError(c, quoteInput(l.type) +
+                                " lines are graph structure in PNNX, not calls, and would not "
+                                "read back as this call");
     }
-    for (auto &[key, value] : c.attrs().entries())
-      params.push_back(key + "=" + pnnxParam(value));
+    for (auto &[key, value] : c.attrs().entries()) {
+      auto item = paramItem(c, key, value);
+      if (!item)
+        return item.takeError();
+      params.push_back(std::move(*item));
+    }
     std::sort(params.begin(), params.end(), [](const std::string &a, const std::string &b) {
       return llvm::StringRef(a).split('=').first < llvm::StringRef(b).split('=').first;
     });
@@ -332,6 +499,9 @@ private:
     std::vector<std::string> weights, names;
     for (size_t i = 0; i < c.numArgs(); ++i) {
       const ArgKey &k = c.keys()[i];
+      if (k.role != ArgRole::Positional && !isPnnxKey(k.name))
+        return nodeError(c, "PNNX cannot write the argument name " + quoteInput(k.name) +
+                                " (an item key is a token without '=')");
       auto *w = llvm::dyn_cast<ConstantNode>(c.arg(i).get());
       if (k.role == ArgRole::Weight && w && !w->isScalar()) {
         auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(w->type().get());
@@ -383,15 +553,29 @@ private:
 
 llvm::Expected<ExportedPnnx> exportPnnx(const Module &m) { return PnnxWriter(m).run(); }
 
+llvm::Error writePnnx(const ExportedPnnx &r, llvm::StringRef paramPath, llvm::StringRef binPath) {
+  // A .param without its .bin (or with a partial one) would load as a
+  // different model, or not at all: on any failure neither file is left.
+  // writeOutputFile removes a partly written file; the .param, complete
+  // by then, goes when the .bin fails.
+  if (auto e = writeOutputFile(paramPath, llvm::StringRef(r.param)))
+    return e;
+  if (!r.bin)
+    return llvm::Error::success();
+  std::string bin = binPath.empty() ? weightPathFor(paramPath) : binPath.str();
+  if (auto e = writeOutputFile(bin, *r.bin)) {
+    if (llvm::sys::fs::is_regular_file(paramPath))
+      llvm::sys::fs::remove(paramPath);
+    return e;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error exportPnnx(const Module &m, llvm::StringRef paramPath, llvm::StringRef binPath) {
   auto r = exportPnnx(m);
   if (!r)
     return r.takeError();
-  if (auto e = writeOutputFile(paramPath, llvm::StringRef(r->param)))
-    return e;
-  if (!r->bin)
-    return llvm::Error::success();
-  return writeOutputFile(binPath.empty() ? weightPathFor(paramPath) : binPath.str(), *r->bin);
+  return writePnnx(*r, paramPath, binPath);
 }
 
 } // namespace kc

@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
@@ -305,6 +306,22 @@ llvm::Expected<ParamFile> parseParamFile(llvm::StringRef text, llvm::StringRef f
     // The operands on this line, built at the first annotation: a line may
     // carry many thousands of both.
     llvm::StringSet<> onLine;
+    // The token of each parameter, weight and argument name: each is given
+    // once (pnnx keeps them in maps, where the last would silently win).
+    llvm::StringMap<size_t> itemAt;
+    auto given = [&](llvm::StringRef key) -> llvm::Error {
+      auto [it, fresh] = itemAt.try_emplace(key, t);
+      if (fresh)
+        return llvm::Error::success();
+      const Token &first = toks[it->second];
+      const char *what = key.front() == '@'   ? "weight"
+                         : key.front() == '$' ? "argument name"
+                                              : "parameter";
+      return errorAt(fileName, lineNo, toks[t].col,
+                     llvm::Twine(what) + " " + quoteInput(key) + " is given twice: " +
+                         quoteInput(toks[t].text) + " here and " + quoteInput(first.text) + " at " +
+                         llvm::Twine(lineNo) + ":" + llvm::Twine(first.col));
+    };
     for (; t < toks.size(); ++t) {
       llvm::StringRef tok = toks[t].text;
       size_t eq = tok.find('=');
@@ -320,6 +337,9 @@ llvm::Expected<ParamFile> parseParamFile(llvm::StringRef text, llvm::StringRef f
                        "expected " + llvm::Twine(what) + " name after '" + key + "', got " +
                            quoteInput(tok));
       }
+      if (key.front() != '#')
+        if (auto e = given(key))
+          return std::move(e);
       switch (key.front()) {
       case '@': {
         auto d = parseShapeDecl(value, /*allowDynamic=*/false);

@@ -25,7 +25,7 @@ Statistic::Statistic(Pass *owner, std::string name, std::string description)
 }
 
 template <> llvm::Error Option<bool>::parse(llvm::StringRef text) {
-  if (text == "true" || text == "1" || text.empty())
+  if (text == "true" || text == "1")
     value_ = true;
   else if (text == "false" || text == "0")
     value_ = false;

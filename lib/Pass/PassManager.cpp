@@ -6,6 +6,7 @@
 #include "kc/Support/Quote.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <chrono>
 
@@ -73,9 +74,19 @@ llvm::Error PassManager::addPipeline(llvm::StringRef pipeline) {
     std::unique_ptr<Pass> pass = entry->factory();
     llvm::SmallVector<llvm::StringRef, 4> kvs;
     opts.split(kvs, ',', -1, /*KeepEmpty=*/false);
+    // Options read `name{option=value,...}`: each given once, with a value.
+    llvm::StringSet<> given;
     for (llvm::StringRef kv : kvs) {
       auto [key, value] = kv.split('=');
-      if (llvm::Error e = pass->setOption(key.trim(), value.trim()))
+      key = key.trim();
+      value = value.trim();
+      if (!kv.contains('=') || value.empty())
+        return error("pass pipeline: option " + quoteInput(key) + " of pass " + quoteInput(name) +
+                     " needs a value (" + clipInput(key) + "=VALUE)");
+      if (!given.insert(key).second)
+        return error("pass pipeline: option " + quoteInput(key) + " of pass " + quoteInput(name) +
+                     " is given twice");
+      if (llvm::Error e = pass->setOption(key, value))
         return error("pass pipeline: " + llvm::toString(std::move(e)));
     }
     addPass(std::move(pass));

@@ -2,6 +2,7 @@
 #include "kc/Runtime/ExprKernel.h"
 #include "kc/IR/Rpn.h"
 #include "kc/Support/FloatToInt.h"
+#include "kc/Support/Quote.h"
 #include "kernels/CallInfo.h"
 #include "kernels/Parallel.h"
 
@@ -268,6 +269,21 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
   auto prog = lowerToRpn(fn);
   if (!prog)
     return kernelError(call, llvm::toString(prog.takeError()));
+  // An expression runs on tensors of known shapes: what is not known (the
+  // type inference could not tell it) is named.
+  auto known = [&](const Type &t, const llvm::Twine &what) -> llvm::Error {
+    auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get());
+    if (tt && tt->isStatic())
+      return llvm::Error::success();
+    return kernelError(call, "the type of " + what + " is " + clipInput(typeToString(t)) +
+                                 ", not a tensor of known shape (nothing declares it, and it "
+                                 "cannot be inferred)");
+  };
+  if (auto e = known(call.type(), "its result"))
+    return std::move(e);
+  for (size_t i = 0; i < call.numArgs(); ++i)
+    if (auto e = known(call.arg(i)->type(), "operand " + llvm::Twine(i)))
+      return std::move(e);
   auto out = staticShape(call, call.type());
   if (!out)
     return out.takeError();

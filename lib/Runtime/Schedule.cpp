@@ -278,7 +278,9 @@ void Scheduler::visit(const Expr &e) {
   if (auto *g = llvm::dyn_cast<TupleGetItemNode>(n)) {
     auto &fields = ids_[g->tuple().get()];
     if (g->index() >= fields.size()) {
-      err_ = error("tuple field " + llvm::Twine(g->index()) + " out of range");
+      err_ = error(
+          "tuple field " + llvm::Twine(g->index()) + " out of range" +
+          (g->loc().valid() ? " (line " + std::to_string(g->loc().line) + ")" : std::string()));
       return;
     }
     ids_[n] = {fields[g->index()]};

@@ -15,6 +15,9 @@ static bool hasLocation(llvm::StringRef message, llvm::StringRef kind) {
 std::string locateMessage(llvm::StringRef file, llvm::StringRef message, llvm::StringRef kind) {
   if (hasLocation(message, kind))
     return message.str();
+  // One that says its kind but no place (`error: ...`) is placed like any
+  // other, without saying the kind twice.
+  message.consume_front((kind + ": ").str());
   if (file.empty())
     return (kind + ": " + message).str();
   message.consume_front((file + ": ").str());

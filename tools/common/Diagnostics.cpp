@@ -9,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -36,6 +37,32 @@ void reportWarning(llvm::StringRef tool, llvm::StringRef file, const llvm::Twine
   llvm::errs() << formatDiagnostic(tool, file, "warning", message.str()) << "\n";
 }
 
+/// While the command line is parsed, standard error goes to a temporary file
+/// (see captureStderr). The option library may exit in the middle of it
+/// (`--help`, `--version`); the exit handler then puts standard error back
+/// (endCapture) before it reports anything, so that nothing is lost.
+static int savedStderr = -1;
+static std::FILE *captureFile = nullptr;
+
+/// Ends a capture in progress: standard error is the real one again, and the
+/// text written meanwhile is returned ("" when no capture is in progress).
+static std::string endCapture() {
+  if (savedStderr < 0)
+    return "";
+  llvm::errs().flush();
+  ::dup2(savedStderr, STDERR_FILENO);
+  ::close(savedStderr);
+  savedStderr = -1;
+  std::string text;
+  std::rewind(captureFile);
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, captureFile)) > 0;)
+    text.append(buf, n);
+  std::fclose(captureFile);
+  captureFile = nullptr;
+  return text;
+}
+
 /// Runs `parse` with standard error going to a temporary file, and returns
 /// what was written there: the option library reports some mistakes (a bad
 /// option value) straight to llvm::errs() rather than to the stream it is
@@ -45,20 +72,17 @@ template <typename F> static std::string captureStderr(F &&parse) {
   std::FILE *tmp = std::tmpfile();
   int saved = tmp ? ::dup(STDERR_FILENO) : -1;
   if (saved < 0 || ::dup2(::fileno(tmp), STDERR_FILENO) < 0) {
+    if (saved >= 0)
+      ::close(saved);
+    if (tmp)
+      std::fclose(tmp);
     parse(); // no capture: the library's own wording
     return "";
   }
+  savedStderr = saved;
+  captureFile = tmp;
   parse();
-  llvm::errs().flush();
-  ::dup2(saved, STDERR_FILENO);
-  ::close(saved);
-  std::string text;
-  std::rewind(tmp);
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, tmp)) > 0;)
-    text.append(buf, n);
-  std::fclose(tmp);
-  return text;
+  return endCapture();
 }
 
 void parseCommandLine(int argc, char **argv, llvm::StringRef overview) {
@@ -91,6 +115,11 @@ void parseCommandLine(int argc, char **argv, llvm::StringRef overview) {
 static const char *exitToolName = "kc";
 
 static void checkStandardStreams() {
+  // An exit during the parse of the command line (--help, --version) leaves
+  // standard error captured.
+  std::string captured = endCapture();
+  if (!captured.empty())
+    llvm::errs() << captured;
   llvm::raw_fd_ostream &out = llvm::outs();
   out.flush();
   bool failed = out.has_error();
@@ -108,6 +137,10 @@ static void checkStandardStreams() {
 
 void checkStandardStreamsAtExit(const char *tool) {
   exitToolName = tool;
+  // Beyond `ulimit -f`, the kernel kills a writer with SIGXFSZ, leaving a
+  // truncated file and no message; ignored, the write fails with EFBIG and
+  // is reported (and a partly written file removed) like any other.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Both streams must exist before the handler is registered: handlers and
   // static destructors run in reverse order, so it then runs before theirs.
   (void)llvm::outs();

@@ -40,8 +40,11 @@ void reportWarning(llvm::StringRef tool, llvm::StringRef file, const llvm::Twine
 /// nowhere to report it). Either way the process exits instead of aborting
 /// (LLVM's streams abort when destroyed with an unchecked error). It checks
 /// the tool's own llvm::outs(): libkc keeps a copy of LLVM Support inside,
-/// with streams of its own, so this cannot live in the library. Call once,
-/// early in main.
+/// with streams of its own, so this cannot live in the library. It also
+/// covers what the option library prints before exiting (`--help`,
+/// `--version`), and makes the process ignore SIGXFSZ, so that a write
+/// beyond `ulimit -f` fails with EFBIG and is reported like any other
+/// failed write instead of killing the tool. Call once, early in main.
 void checkStandardStreamsAtExit(const char *tool);
 
 /// llvm::cl::ParseCommandLineOptions, with its complaints (unknown options,

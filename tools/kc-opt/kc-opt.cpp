@@ -221,7 +221,7 @@ int main(int argc, char **argv) {
     auto r = exportPnnx(**m);
     if (!r)
       return fail(r.takeError());
-    if (auto e = exportPnnx(**m, outputFile))
+    if (auto e = writePnnx(*r, outputFile))
       return fail(std::move(e));
     if (!r->bin)
       tools::reportWarning(kTool, inputName(),

@@ -183,6 +183,9 @@ public:
   const Expr &body() const { return body_; }
   /// Declared result type (may be null until inferred).
   const Type &retType() const { return retType_; }
+  /// Type inference makes the declared result type as precise as the body's
+  /// (derived data, like every node's type).
+  void setRetType(Type t) const { retType_ = std::move(t); }
   /// A primitive function is one fused elementwise/scalar computation (a
   /// `pnnx.Expression`): the interpreter runs it as one kernel.
   bool isPrimitive() const { return primitive_; }
@@ -194,7 +197,7 @@ private:
   std::string name_;
   llvm::SmallVector<Var, 4> params_;
   Expr body_;
-  Type retType_;
+  mutable Type retType_;
   bool primitive_;
   Attrs attrs_;
 };

@@ -30,12 +30,21 @@ struct ExportedPnnx {
   std::string missingWeight;
 };
 
-/// Renders `m` as PNNX.
+/// Renders `m` as PNNX. What PNNX cannot hold exactly is refused, naming
+/// the node and its line, rather than written changed or unreadable: a name
+/// or value with whitespace (PNNX has no quoting), a value the reader would
+/// type differently (the string "1", a list item with a comma), an
+/// operator name given to two calls. A call without a name gets one
+/// (`op_0`), as PNNX needs one.
 llvm::Expected<ExportedPnnx> exportPnnx(const Module &m);
 
 /// Writes `paramPath` and, when every weight has bytes, `binPath` (default:
-/// beside the param, `x.pnnx.param` → `x.pnnx.bin`).
+/// beside the param, `x.pnnx.param` → `x.pnnx.bin`): both or, on any
+/// failure, neither.
 llvm::Error exportPnnx(const Module &m, llvm::StringRef paramPath, llvm::StringRef binPath = "");
+/// The same for a rendering already made.
+llvm::Error writePnnx(const ExportedPnnx &r, llvm::StringRef paramPath,
+                      llvm::StringRef binPath = "");
 
 /// A primitive function's body as `pnnx.Expression` text (`add(@0,mul(@1,2.0))`).
 llvm::Expected<std::string> expressionText(const FunctionNode &fn);

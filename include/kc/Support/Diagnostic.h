@@ -18,7 +18,8 @@ namespace kc {
 /// `message` located at `file`: one that starts with its own location
 /// (`model.pnnx.param:4:14: error: ...`, `in0.npy: error: ...`) stays as it
 /// is; one that starts with `file: ` gets `KIND: ` after it; any other
-/// becomes `file: KIND: message` (or `KIND: message` when `file` is empty).
+/// becomes `file: KIND: message` (or `KIND: message` when `file` is empty),
+/// a leading `KIND: ` of its own not repeated.
 std::string locateMessage(llvm::StringRef file, llvm::StringRef message,
                           llvm::StringRef kind = "error");
 
