@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace kc::rt {
 
@@ -13,30 +14,75 @@ KernelRegistry &KernelRegistry::global() {
   return r;
 }
 
-void KernelRegistry::add(llvm::StringRef opName, KernelFactory factory) {
-  byName_[opName] = factory;
+void KernelRegistry::add(llvm::StringRef opName, KernelEntry entry) {
+  byName_.insert_or_assign(opName, entry);
 }
 
-KernelFactory KernelRegistry::lookup(const OpDef *op) const {
+const KernelEntry *KernelRegistry::lookup(const OpDef *op) const {
   if (!op)
     return nullptr;
   auto it = byName_.find(op->name());
   if (it != byName_.end())
-    return it->second;
+    return &it->second;
   for (const std::string &a : op->aliases()) {
     auto al = byName_.find(a);
     if (al != byName_.end())
-      return al->second;
+      return &al->second;
   }
   return nullptr;
 }
 
-std::vector<std::string> KernelRegistry::opNames() const {
-  std::vector<std::string> names;
-  for (auto &e : byName_)
-    names.push_back(e.getKey().str());
-  std::sort(names.begin(), names.end());
-  return names;
+std::string DTypeSet::str() const {
+  std::vector<llvm::StringRef> names;
+  for (unsigned t = 1; t < 32; ++t)
+    if (contains(DType(t)))
+      names.push_back(dtypeName(DType(t)));
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i].str();
+  return s;
+}
+
+/// The element type of every tensor in t (a tensor or a tuple of them).
+static void tensorDTypes(const Type &t, llvm::SmallVectorImpl<DType> &out) {
+  if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get()))
+    out.push_back(tt->dtype());
+  else if (auto *tu = llvm::dyn_cast_or_null<TupleTypeNode>(t.get()))
+    for (const Type &f : tu->fields())
+      tensorDTypes(f, out);
+}
+
+llvm::Error checkDTypes(const CallNode &call, const KernelEntry &kernel) {
+  std::optional<DType> common;
+  auto check = [&](const Type &type, const DTypeSet &allowed,
+                   const std::string &what) -> llvm::Error {
+    llvm::SmallVector<DType, 4> types;
+    tensorDTypes(type, types);
+    for (DType t : types) {
+      if (t == DType::Unknown)
+        continue;
+      if (!allowed.contains(t))
+        return kernelError(call, "the interpreter runs it on " + allowed.str() + " tensors, not " +
+                                     dtypeName(t).str() + " (" + what + ")");
+      if (kernel.sameDType && common && *common != t)
+        return kernelError(call, "its tensors must have one element type, but " + what + " is " +
+                                     dtypeName(t).str() + " and another " +
+                                     dtypeName(*common).str());
+      common = t;
+    }
+    return llvm::Error::success();
+  };
+  for (size_t i = 0; i < call.numArgs(); ++i) {
+    // Scalar literals are attributes written as operands.
+    if (auto *k = llvm::dyn_cast<ConstantNode>(call.arg(i).get()); k && k->isScalar())
+      continue;
+    const ArgKey &key = call.keys()[i];
+    if (auto e = check(call.arg(i)->type(), kernel.inputs,
+                       key.role == ArgRole::Weight ? "weight @" + key.name
+                                                   : "operand " + std::to_string(i)))
+      return e;
+  }
+  return check(call.type(), kernel.results, "result");
 }
 
 llvm::Error kernelError(const CallNode &call, const llvm::Twine &msg) {
@@ -75,11 +121,21 @@ llvm::Expected<Tensor> materializeConstant(const ConstantNode &c) {
       i = v.isInt() ? v.getInt() : v.isBool() ? int64_t(v.getBool()) : *exactInt64(d);
     }
     switch (tt->dtype()) {
-    case DType::F32: *t.data<float>() = float(d); break;
-    case DType::F64: *t.data<double>() = d; break;
-    case DType::I64: *t.data<int64_t>() = i; break;
-    case DType::I32: *t.data<int32_t>() = int32_t(i); break;
-    case DType::Bool: *t.data<uint8_t>() = i != 0; break;
+    case DType::F32:
+      *t.data<float>() = float(d);
+      break;
+    case DType::F64:
+      *t.data<double>() = d;
+      break;
+    case DType::I64:
+      *t.data<int64_t>() = i;
+      break;
+    case DType::I32:
+      *t.data<int32_t>() = int32_t(i);
+      break;
+    case DType::Bool:
+      *t.data<uint8_t>() = i != 0;
+      break;
     default:
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "literal of type " + typeToString(c.type()) +
@@ -100,15 +156,13 @@ llvm::Expected<Tensor> materializeConstant(const ConstantNode &c) {
     // Kernels keep their own packed copy; the mapped one need not stay
     // resident (it is paged in again if anything reads it later).
     c.data()->releasePages();
-  }
-  else if (tt->rank() == 0 && bytes.empty())
+  } else if (tt->rank() == 0 && bytes.empty())
     ; // a folded scalar written without bytes reads as zero
   else
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "weight '" + c.name() + "' holds " +
-                                       std::to_string(bytes.size()) + " bytes, but " +
-                                       typeToString(c.type()) + " needs " +
-                                       std::to_string(t.nbytes()));
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "weight '" + c.name() + "' holds " + std::to_string(bytes.size()) + " bytes, but " +
+            typeToString(c.type()) + " needs " + std::to_string(t.nbytes()));
   return t;
 }
 

@@ -191,13 +191,15 @@ llvm::Expected<std::unique_ptr<OpKernel>> Scheduler::bind(const CallNode &c) {
       return std::make_unique<EmptyResultKernel>();
     return makeExprKernel(c, *fn, kctx_);
   }
-  KernelFactory f = KernelRegistry::global().lookup(c.opDef());
-  if (!f)
+  const KernelEntry *k = KernelRegistry::global().lookup(c.opDef());
+  if (!k)
     return error(describe(c) + ": op '" + clipInput(c.calleeName()) +
                  "' has no kernel in the interpreter");
+  if (auto e = checkDTypes(c, *k))
+    return std::move(e);
   if (empty)
     return std::make_unique<EmptyResultKernel>();
-  return f(c, kctx_);
+  return k->factory(c, kctx_);
 }
 
 /// Whether src's value is read by one call only and is no model output, so

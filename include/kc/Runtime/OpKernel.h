@@ -69,33 +69,87 @@ struct KernelBuildContext {
 using KernelFactory = llvm::Expected<std::unique_ptr<OpKernel>> (*)(const CallNode &call,
                                                                     const KernelBuildContext &ctx);
 
+/// A set of element types.
+class DTypeSet {
+public:
+  constexpr DTypeSet(std::initializer_list<DType> types) {
+    for (DType t : types)
+      bits_ |= 1u << unsigned(t);
+  }
+  bool contains(DType t) const { return bits_ >> unsigned(t) & 1u; }
+  /// "f32, i64 and bool".
+  std::string str() const;
+
+private:
+  uint32_t bits_ = 0;
+};
+
+/// Every element type a tensor of a model can have but the complex ones,
+/// which kc does not compute on.
+inline constexpr DTypeSet kRealDTypes{DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,
+                                      DType::U8,  DType::I16, DType::I32, DType::I64,  DType::Bool};
+
+/// A kernel factory and the element types its kernels are written for:
+/// every tensor a call reads (weights included) has one of `inputs`, every
+/// result one of `results`, and with `sameDType` all of them the one type
+/// (kernels that only move bytes); else the call is refused when the model
+/// is compiled, naming the op and the type. A kernel never reads the bytes
+/// of a type it was not written for; one that takes several types checks
+/// their combination itself.
+struct KernelEntry {
+  KernelFactory factory = nullptr;
+  DTypeSet inputs{DType::F32}, results{DType::F32};
+  bool sameDType = false;
+};
+
 class KernelRegistry {
 public:
   static KernelRegistry &global();
   /// Registers `factory` for the op named `opName` (resolved through the op
-  /// registry, so aliases share the kernel).
-  void add(llvm::StringRef opName, KernelFactory factory);
-  KernelFactory lookup(const OpDef *op) const;
+  /// registry, so aliases share the kernel), for tensors of `dtypes`.
+  void add(llvm::StringRef opName, KernelEntry entry);
+  /// The entry of `op` (or of an alias of it), or null.
+  const KernelEntry *lookup(const OpDef *op) const;
   /// Op names with a kernel, sorted.
   std::vector<std::string> opNames() const;
 
 private:
-  llvm::StringMap<KernelFactory> byName_;
+  llvm::StringMap<KernelEntry> byName_;
 };
 
 namespace detail {
 struct KernelRegistrar {
-  KernelRegistrar(llvm::StringRef opName, KernelFactory f) {
-    KernelRegistry::global().add(opName, f);
+  KernelRegistrar(llvm::StringRef opName, KernelEntry entry) {
+    KernelRegistry::global().add(opName, entry);
   }
 };
 } // namespace detail
 
-/// Registers a kernel factory from the kernel's own file.
+/// Registers a kernel factory from the kernel's own file, its kernels
+/// written for f32 tensors only.
 #define KC_REGISTER_KERNEL(ID, OPNAME, FACTORY)                                                    \
   static ::kc::rt::detail::KernelRegistrar kcKernelRegistrar_##ID [[maybe_unused]] {               \
-    OPNAME, FACTORY                                                                                \
+    OPNAME, ::kc::rt::KernelEntry { FACTORY }                                                      \
   }
+
+/// Registers a kernel factory whose kernels read tensors of the element
+/// types INPUTS and write tensors of RESULTS (DTypeSets).
+#define KC_REGISTER_KERNEL_DTYPES(ID, OPNAME, FACTORY, INPUTS, RESULTS)                            \
+  static ::kc::rt::detail::KernelRegistrar kcKernelRegistrar_##ID [[maybe_unused]] {               \
+    OPNAME, ::kc::rt::KernelEntry { FACTORY, INPUTS, RESULTS }                                     \
+  }
+
+/// Registers a kernel factory whose kernels move elements without reading
+/// them as numbers: any element type, the operands' and results' one.
+#define KC_REGISTER_MOVE_KERNEL(ID, OPNAME, FACTORY)                                               \
+  static ::kc::rt::detail::KernelRegistrar kcKernelRegistrar_##ID [[maybe_unused]] {               \
+    OPNAME, ::kc::rt::KernelEntry { FACTORY, ::kc::rt::kRealDTypes, ::kc::rt::kRealDTypes, true }  \
+  }
+
+/// The first tensor of `call` (an operand, a weight or a result) whose
+/// element type `kernel` does not take, as an error naming the op, the
+/// tensor and the types the kernel takes; success when there is none.
+llvm::Error checkDTypes(const CallNode &call, const KernelEntry &kernel);
 
 /// Shorthand for a kernel factory's error.
 llvm::Error kernelError(const CallNode &call, const llvm::Twine &msg);

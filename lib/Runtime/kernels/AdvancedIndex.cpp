@@ -173,7 +173,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeIndex(const CallNode &c, const Ker
   k->esize_ = std::max<size_t>(dtypeSize(outputDType(c)), 1);
   return std::unique_ptr<OpKernel>(std::move(k));
 }
-KC_REGISTER_KERNEL(tensor_index, "Tensor.index", makeIndex);
+KC_REGISTER_KERNEL_DTYPES(tensor_index, "Tensor.index", makeIndex, (kRealDTypes), (kRealDTypes));
 
 } // namespace
 } // namespace kc::rt

@@ -78,8 +78,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeMaxMin(const CallNode &c,
   bool pair = llvm::isa_and_nonnull<TupleTypeNode>(c.type().get());
   return std::unique_ptr<OpKernel>(new ExtremeKernel<IsMax>(*l, true, pair));
 }
-KC_REGISTER_KERNEL(max, "torch.max", makeMaxMin<true>);
-KC_REGISTER_KERNEL(min, "torch.min", makeMaxMin<false>);
+KC_REGISTER_KERNEL_DTYPES(max, "torch.max", makeMaxMin<true>, (DTypeSet{DType::F32}),
+                          (DTypeSet{DType::F32, DType::I64}));
+KC_REGISTER_KERNEL_DTYPES(min, "torch.min", makeMaxMin<false>, (DTypeSet{DType::F32}),
+                          (DTypeSet{DType::F32, DType::I64}));
 
 /// torch.argmax / torch.argmin: along dim, or over the flattened input.
 template <bool IsMax>
@@ -103,8 +105,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeArg(const CallNode &c, const Kerne
     return kernelError(c, "reduces an empty dim");
   return std::unique_ptr<OpKernel>(new ExtremeKernel<IsMax>(l, false, true));
 }
-KC_REGISTER_KERNEL(argmax, "torch.argmax", makeArg<true>);
-KC_REGISTER_KERNEL(argmin, "torch.argmin", makeArg<false>);
+KC_REGISTER_KERNEL_DTYPES(argmax, "torch.argmax", makeArg<true>, (DTypeSet{DType::F32}),
+                          (DTypeSet{DType::I64}));
+KC_REGISTER_KERNEL_DTYPES(argmin, "torch.argmin", makeArg<false>, (DTypeSet{DType::F32}),
+                          (DTypeSet{DType::I64}));
 
 /// torch.topk along a dim.
 class TopkKernel final : public OpKernel {
@@ -170,7 +174,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const Kern
     return kernelError(c, "needs its two results, values and indices");
   return std::unique_ptr<OpKernel>(new TopkKernel(*l, k, c.attrs().getBool("largest", true)));
 }
-KC_REGISTER_KERNEL(topk, "torch.topk", makeTopk);
+KC_REGISTER_KERNEL_DTYPES(topk, "torch.topk", makeTopk, (DTypeSet{DType::F32}),
+                          (DTypeSet{DType::F32, DType::I64}));
 
 /// torch.cumsum / torch.cumprod along a dim, accumulated in double (as
 /// PyTorch on the CPU), `inner` positions at a time.

@@ -231,6 +231,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c,
 
 } // namespace
 
-KC_REGISTER_KERNEL(mha, "nn.MultiheadAttention", makeMha);
+KC_REGISTER_KERNEL_DTYPES(mha, "nn.MultiheadAttention", makeMha,
+                          (DTypeSet{DType::F32, DType::Bool}), (DTypeSet{DType::F32}));
 
 } // namespace kc::rt

@@ -42,8 +42,12 @@ inline llvm::Expected<std::vector<int64_t>> outputShape(const CallNode &c, size_
   return staticShape(c, c.type());
 }
 
-inline DType outputDType(const CallNode &c) {
-  if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get()))
+/// The element type of result `i` (the call's type, or field i of a tuple).
+inline DType outputDType(const CallNode &c, size_t i = 0) {
+  const Type *t = &c.type();
+  if (auto *tu = llvm::dyn_cast_or_null<TupleTypeNode>(t->get()))
+    t = i < tu->size() ? &tu->fields()[i] : nullptr;
+  if (auto *tt = t ? llvm::dyn_cast_or_null<TensorTypeNode>(t->get()) : nullptr)
     return tt->dtype();
   return DType::F32;
 }
@@ -65,8 +69,7 @@ inline llvm::Expected<Tensor> weightTensor(const CallNode &c, llvm::StringRef ke
   if (!t)
     return kernelError(c, llvm::toString(t.takeError()));
   if (t->dtype() != DType::F32)
-    return kernelError(c, "weight @" + key + " must be f32, got " +
-                              dtypeName(t->dtype()).str());
+    return kernelError(c, "weight @" + key + " must be f32, got " + dtypeName(t->dtype()).str());
   return t;
 }
 
@@ -95,7 +98,7 @@ llvm::Expected<CallShapes> callShapes(const CallNode &c);
 
 /// A factory that reads the call's input and output shapes.
 using ShapedFactory = llvm::Expected<std::unique_ptr<OpKernel>> (*)(const CallNode &,
-                                                                   const CallShapes &);
+                                                                    const CallShapes &);
 
 /// The KernelFactory of a ShapedFactory: the shapes read first.
 template <ShapedFactory F>
@@ -110,7 +113,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> withShapes(const CallNode &c,
 /// Attribute `dim` of call c as an axis of `shape`, and the product of the
 /// dims before it; an error naming c when it is out of range.
 llvm::Expected<std::pair<int, int64_t>> axisAndOuter(const CallNode &c,
-                                                      llvm::ArrayRef<int64_t> shape);
+                                                     llvm::ArrayRef<int64_t> shape);
 
 /// A weight a factory takes: key, where it goes, whether it must be there.
 struct WeightSlot {

@@ -35,7 +35,9 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeFill(const CallNode &c, const Kern
                        "a result of type " + dtypeName(outputDType(c)).str() + " is not supported");
   }
 }
-KC_REGISTER_KERNEL(fill, "Tensor.fill", makeFill);
+KC_REGISTER_KERNEL_DTYPES(fill, "Tensor.fill", makeFill,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
 
 } // namespace
 } // namespace kc::rt

@@ -95,8 +95,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeEmbedding(const CallNode &c,
   return std::unique_ptr<OpKernel>(
       new SelectKernel(l, numElements(*is), input, index, std::move(table), sizeof(float)));
 }
-KC_REGISTER_KERNEL(embedding, "nn.Embedding", makeEmbedding);
-KC_REGISTER_KERNEL(fembedding, "F.embedding", makeEmbedding);
+KC_REGISTER_KERNEL_DTYPES(embedding, "nn.Embedding", makeEmbedding,
+                          (DTypeSet{DType::F32, DType::I64}), (DTypeSet{DType::F32}));
+KC_REGISTER_KERNEL_DTYPES(fembedding, "F.embedding", makeEmbedding,
+                          (DTypeSet{DType::F32, DType::I64}), (DTypeSet{DType::F32}));
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeIndexSelect(const CallNode &c,
                                                           const KernelBuildContext &) {
@@ -120,7 +122,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeIndexSelect(const CallNode &c,
       new SelectKernel(*l, numElements(*is), input, index, Tensor(),
                        std::max<size_t>(dtypeSize(outputDType(c)), 1)));
 }
-KC_REGISTER_KERNEL(index_select, "torch.index_select", makeIndexSelect);
+KC_REGISTER_KERNEL_DTYPES(index_select, "torch.index_select", makeIndexSelect, (kRealDTypes),
+                          (kRealDTypes));
 
 /// torch.gather (Scatter false) and torch.scatter_add (true) along a dim,
 /// the index of the same rank as the input (smaller or equal dims).
@@ -216,8 +219,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGather(const CallNode &c,
   k->srcShape_ = srcShape;
   return std::unique_ptr<OpKernel>(std::move(k));
 }
-KC_REGISTER_KERNEL(gather, "torch.gather", makeGather<false>);
-KC_REGISTER_KERNEL(scatter_add, "torch.scatter_add", makeGather<true>);
+KC_REGISTER_KERNEL_DTYPES(gather, "torch.gather", makeGather<false>,
+                          (DTypeSet{DType::F32, DType::I64}), (DTypeSet{DType::F32}));
+KC_REGISTER_KERNEL_DTYPES(scatter_add, "torch.scatter_add", makeGather<true>,
+                          (DTypeSet{DType::F32, DType::I64}), (DTypeSet{DType::F32}));
 
 } // namespace
 } // namespace kc::rt

@@ -272,13 +272,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAsStrided(const CallNode &c,
   return indexMap(c, size, std::move(off), base);
 }
 
-KC_REGISTER_KERNEL(roll, "torch.roll", makeRoll);
-KC_REGISTER_KERNEL(flip, "torch.flip", makeFlip);
-KC_REGISTER_KERNEL(repeat, "Tensor.repeat", makeRepeat);
-KC_REGISTER_KERNEL(tile, "torch.tile", makeRepeat);
-KC_REGISTER_KERNEL(repeat_interleave, "torch.repeat_interleave", makeRepeatInterleave);
-KC_REGISTER_KERNEL(channel_shuffle, "nn.ChannelShuffle", makeChannelShuffle);
-KC_REGISTER_KERNEL(as_strided, "torch.as_strided", makeAsStrided);
+KC_REGISTER_MOVE_KERNEL(roll, "torch.roll", makeRoll);
+KC_REGISTER_MOVE_KERNEL(flip, "torch.flip", makeFlip);
+KC_REGISTER_MOVE_KERNEL(repeat, "Tensor.repeat", makeRepeat);
+KC_REGISTER_MOVE_KERNEL(tile, "torch.tile", makeRepeat);
+KC_REGISTER_MOVE_KERNEL(repeat_interleave, "torch.repeat_interleave", makeRepeatInterleave);
+KC_REGISTER_MOVE_KERNEL(channel_shuffle, "nn.ChannelShuffle", makeChannelShuffle);
+KC_REGISTER_MOVE_KERNEL(as_strided, "torch.as_strided", makeAsStrided);
 
 /// torch.diag: a vector's diagonal matrix, or a matrix's diagonal.
 class DiagKernel final : public OpKernel {
@@ -319,7 +319,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeDiag(const CallNode &c, const Kern
   return std::unique_ptr<OpKernel>(
       new DiagKernel(m[0], m[1], c.attrs().getInt("diagonal", 0), toMatrix, elemSize(c)));
 }
-KC_REGISTER_KERNEL(diag, "torch.diag", makeDiag);
+KC_REGISTER_MOVE_KERNEL(diag, "torch.diag", makeDiag);
 
 /// torch.slice_scatter: the input with `src` written over a slice of dim.
 class SliceScatterKernel final : public OpKernel {
@@ -379,8 +379,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSliceScatter(const CallNode &c,
   return std::unique_ptr<OpKernel>(
       new SliceScatterKernel(outer, n, inner, start, step, count, elemSize(c)));
 }
-KC_REGISTER_KERNEL(slice_scatter, "torch.slice_scatter", makeSliceScatter);
-KC_REGISTER_KERNEL(slice_copy, "Tensor.slice_copy", makeSliceScatter);
+KC_REGISTER_MOVE_KERNEL(slice_scatter, "torch.slice_scatter", makeSliceScatter);
+KC_REGISTER_MOVE_KERNEL(slice_copy, "Tensor.slice_copy", makeSliceScatter);
 
 /// torch.narrow: a slice of `length` from `start`.
 llvm::Expected<std::unique_ptr<OpKernel>> makeNarrow(const CallNode &c,
@@ -401,7 +401,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNarrow(const CallNode &c,
                    {"step", AttrValue::integer(1)}},
                   ctx);
 }
-KC_REGISTER_KERNEL(narrow, "torch.narrow", makeNarrow);
+KC_REGISTER_MOVE_KERNEL(narrow, "torch.narrow", makeNarrow);
 
 /// torch.t: a transpose of the two dims of a matrix; fewer dims stay.
 llvm::Expected<std::unique_ptr<OpKernel>> makeT(const CallNode &c, const KernelBuildContext &ctx) {
@@ -413,15 +413,16 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeT(const CallNode &c, const KernelB
   return kernelAs(c, "torch.transpose",
                   {{"dim0", AttrValue::integer(0)}, {"dim1", AttrValue::integer(1)}}, ctx);
 }
-KC_REGISTER_KERNEL(t, "torch.t", makeT);
+KC_REGISTER_MOVE_KERNEL(t, "torch.t", makeT);
 
 /// Tensor.unflatten and Tensor.reshape_as: the input's bytes, reshaped.
 llvm::Expected<std::unique_ptr<OpKernel>> makeViewLike(const CallNode &c,
                                                        const KernelBuildContext &ctx) {
   return kernelAs(c, "Tensor.reshape", {}, ctx);
 }
-KC_REGISTER_KERNEL(unflatten, "Tensor.unflatten", makeViewLike);
-KC_REGISTER_KERNEL(reshape_as, "Tensor.reshape_as", makeViewLike);
+KC_REGISTER_MOVE_KERNEL(unflatten, "Tensor.unflatten", makeViewLike);
+KC_REGISTER_KERNEL_DTYPES(reshape_as, "Tensor.reshape_as", makeViewLike, (kRealDTypes),
+                          (kRealDTypes));
 
 /// Tensor.expand_as: expand to the other operand's shape.
 llvm::Expected<std::unique_ptr<OpKernel>> makeExpandAs(const CallNode &c,
@@ -431,14 +432,15 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeExpandAs(const CallNode &c,
     return out.takeError();
   return kernelAs(c, "Tensor.expand", {{"sizes", AttrValue::intList(*out)}}, ctx);
 }
-KC_REGISTER_KERNEL(expand_as, "Tensor.expand_as", makeExpandAs);
+KC_REGISTER_KERNEL_DTYPES(expand_as, "Tensor.expand_as", makeExpandAs, (kRealDTypes),
+                          (kRealDTypes));
 
 /// Tensor.type_as: a conversion to the other operand's element type.
 llvm::Expected<std::unique_ptr<OpKernel>> makeTypeAs(const CallNode &c,
                                                      const KernelBuildContext &ctx) {
   return kernelAs(c, "Tensor.to", {}, ctx);
 }
-KC_REGISTER_KERNEL(type_as, "Tensor.type_as", makeTypeAs);
+KC_REGISTER_KERNEL_DTYPES(type_as, "Tensor.type_as", makeTypeAs, (kRealDTypes), (kRealDTypes));
 
 } // namespace
 } // namespace kc::rt

@@ -264,24 +264,60 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLogic(const CallNode &c, const Ker
   return std::unique_ptr<OpKernel>(new LogicKernel(F, std::move(args), *out, outType));
 }
 
-KC_REGISTER_KERNEL(eq, "torch.eq", makeLogic<Fn::Eq>);
-KC_REGISTER_KERNEL(ne, "torch.ne", makeLogic<Fn::Ne>);
-KC_REGISTER_KERNEL(gt, "torch.gt", makeLogic<Fn::Gt>);
-KC_REGISTER_KERNEL(ge, "torch.ge", makeLogic<Fn::Ge>);
-KC_REGISTER_KERNEL(lt, "torch.lt", makeLogic<Fn::Lt>);
-KC_REGISTER_KERNEL(le, "torch.le", makeLogic<Fn::Le>);
-KC_REGISTER_KERNEL(logical_and, "torch.logical_and", makeLogic<Fn::And>);
-KC_REGISTER_KERNEL(logical_or, "torch.logical_or", makeLogic<Fn::Or>);
-KC_REGISTER_KERNEL(logical_xor, "torch.logical_xor", makeLogic<Fn::Xor>);
-KC_REGISTER_KERNEL(logical_not, "torch.logical_not", makeLogic<Fn::Not>);
-KC_REGISTER_KERNEL(bitwise_and, "torch.bitwise_and", makeLogic<Fn::BitAnd>);
-KC_REGISTER_KERNEL(bitwise_or, "torch.bitwise_or", makeLogic<Fn::BitOr>);
-KC_REGISTER_KERNEL(bitwise_xor, "torch.bitwise_xor", makeLogic<Fn::BitXor>);
-KC_REGISTER_KERNEL(bitwise_not, "torch.bitwise_not", makeLogic<Fn::BitNot>);
-KC_REGISTER_KERNEL(bitwise_left_shift, "torch.bitwise_left_shift", makeLogic<Fn::Shl>);
-KC_REGISTER_KERNEL(bitwise_right_shift, "torch.bitwise_right_shift", makeLogic<Fn::Shr>);
-KC_REGISTER_KERNEL(where, "torch.where", makeLogic<Fn::Where>);
-KC_REGISTER_KERNEL(masked_fill, "Tensor.masked_fill", makeLogic<Fn::MaskedFill>);
+KC_REGISTER_KERNEL_DTYPES(eq, "torch.eq", makeLogic<Fn::Eq>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(ne, "torch.ne", makeLogic<Fn::Ne>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(gt, "torch.gt", makeLogic<Fn::Gt>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(ge, "torch.ge", makeLogic<Fn::Ge>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(lt, "torch.lt", makeLogic<Fn::Lt>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(le, "torch.le", makeLogic<Fn::Le>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(logical_and, "torch.logical_and", makeLogic<Fn::And>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(logical_or, "torch.logical_or", makeLogic<Fn::Or>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(logical_xor, "torch.logical_xor", makeLogic<Fn::Xor>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(logical_not, "torch.logical_not", makeLogic<Fn::Not>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(bitwise_and, "torch.bitwise_and", makeLogic<Fn::BitAnd>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(bitwise_or, "torch.bitwise_or", makeLogic<Fn::BitOr>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(bitwise_xor, "torch.bitwise_xor", makeLogic<Fn::BitXor>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(bitwise_not, "torch.bitwise_not", makeLogic<Fn::BitNot>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(bitwise_left_shift, "torch.bitwise_left_shift", makeLogic<Fn::Shl>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(bitwise_right_shift, "torch.bitwise_right_shift", makeLogic<Fn::Shr>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(where, "torch.where", makeLogic<Fn::Where>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(masked_fill, "Tensor.masked_fill", makeLogic<Fn::MaskedFill>,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
 
 } // namespace
 } // namespace kc::rt

@@ -238,7 +238,9 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeCast(const CallNode &c, const Kern
                               " is not supported");
   return std::unique_ptr<OpKernel>(new CastKernel(from, to));
 }
-KC_REGISTER_KERNEL(to, "Tensor.to", makeCast);
+KC_REGISTER_KERNEL_DTYPES(to, "Tensor.to", makeCast,
+                          (DTypeSet{DType::F32, DType::F64, DType::I64, DType::I32, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::F64, DType::I64, DType::I32, DType::Bool}));
 
 } // namespace
 } // namespace kc::rt

@@ -168,8 +168,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> maxOrWithIndices(const CallNode &c,
   return withShapes<F>(c, ctx);
 }
 
-KC_REGISTER_KERNEL(maxpool1d, "nn.MaxPool1d", maxOrWithIndices<makePool<true>>);
-KC_REGISTER_KERNEL(maxpool2d, "nn.MaxPool2d", maxOrWithIndices<makePool<true>>);
+KC_REGISTER_KERNEL_DTYPES(maxpool1d, "nn.MaxPool1d", maxOrWithIndices<makePool<true>>,
+                          (DTypeSet{DType::F32}), (DTypeSet{DType::F32, DType::I64}));
+KC_REGISTER_KERNEL_DTYPES(maxpool2d, "nn.MaxPool2d", maxOrWithIndices<makePool<true>>,
+                          (DTypeSet{DType::F32}), (DTypeSet{DType::F32, DType::I64}));
 KC_REGISTER_KERNEL(avgpool1d, "nn.AvgPool1d", withShapes<makePool<false>>);
 KC_REGISTER_KERNEL(avgpool2d, "nn.AvgPool2d", withShapes<makePool<false>>);
 
@@ -218,8 +220,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAdaptive(const CallNode &c, const 
 }
 KC_REGISTER_KERNEL(aap1d, "nn.AdaptiveAvgPool1d", withShapes<makeAdaptive<false>>);
 KC_REGISTER_KERNEL(aap2d, "nn.AdaptiveAvgPool2d", withShapes<makeAdaptive<false>>);
-KC_REGISTER_KERNEL(amp1d, "nn.AdaptiveMaxPool1d", maxOrWithIndices<makeAdaptive<true>>);
-KC_REGISTER_KERNEL(amp2d, "nn.AdaptiveMaxPool2d", maxOrWithIndices<makeAdaptive<true>>);
+KC_REGISTER_KERNEL_DTYPES(amp1d, "nn.AdaptiveMaxPool1d", maxOrWithIndices<makeAdaptive<true>>,
+                          (DTypeSet{DType::F32}), (DTypeSet{DType::F32, DType::I64}));
+KC_REGISTER_KERNEL_DTYPES(amp2d, "nn.AdaptiveMaxPool2d", maxOrWithIndices<makeAdaptive<true>>,
+                          (DTypeSet{DType::F32}), (DTypeSet{DType::F32, DType::I64}));
 
 } // namespace
 } // namespace kc::rt

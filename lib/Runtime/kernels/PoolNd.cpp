@@ -201,10 +201,12 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePoolNd(const CallNode &c,
       new PoolNdKernel(kind, g, c.attrs().getBool("count_include_pad", true), divisor, norm));
 }
 
-KC_REGISTER_KERNEL(maxpool3d, "nn.MaxPool3d", makePoolNd);
+KC_REGISTER_KERNEL_DTYPES(maxpool3d, "nn.MaxPool3d", makePoolNd, (DTypeSet{DType::F32}),
+                          (DTypeSet{DType::F32, DType::I64}));
 KC_REGISTER_KERNEL(avgpool3d, "nn.AvgPool3d", makePoolNd);
 KC_REGISTER_KERNEL(aap3d, "nn.AdaptiveAvgPool3d", makePoolNd);
-KC_REGISTER_KERNEL(amp3d, "nn.AdaptiveMaxPool3d", makePoolNd);
+KC_REGISTER_KERNEL_DTYPES(amp3d, "nn.AdaptiveMaxPool3d", makePoolNd, (DTypeSet{DType::F32}),
+                          (DTypeSet{DType::F32, DType::I64}));
 KC_REGISTER_KERNEL(lppool1d, "nn.LPPool1d", makePoolNd);
 KC_REGISTER_KERNEL(lppool2d, "nn.LPPool2d", makePoolNd);
 

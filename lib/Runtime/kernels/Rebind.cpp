@@ -8,13 +8,17 @@ llvm::Expected<std::unique_ptr<OpKernel>> kernelAs(const CallNode &c, llvm::Stri
                                                    llvm::ArrayRef<ArgKey> keys, Attrs attrs,
                                                    const KernelBuildContext &ctx, Type resultType) {
   const OpDef *op = OpRegistry::global().lookup(opName);
-  KernelFactory factory = KernelRegistry::global().lookup(op);
-  if (!factory)
+  const KernelEntry *entry = KernelRegistry::global().lookup(op);
+  if (!entry)
     return kernelError(c, "runs as " + opName + ", which has no kernel");
   Call as = call(op->node(), args, std::move(attrs), keys, c.name());
   as->setType(resultType ? resultType : c.type());
   as->setLoc(c.loc());
-  auto k = factory(*as, ctx);
+  llvm::Expected<std::unique_ptr<OpKernel>> k = std::unique_ptr<OpKernel>();
+  if (llvm::Error e = checkDTypes(*as, *entry))
+    k = std::move(e);
+  else
+    k = entry->factory(*as, ctx);
   if (k)
     return k;
   // "<op> 'name' (line N): why" names the other op: name c instead.

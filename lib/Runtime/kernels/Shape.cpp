@@ -75,11 +75,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeView(const CallNode &c, const Call
     return kernelError(c, "cannot view " + shapeToString(*in) + " as " + shapeToString(*out));
   return std::unique_ptr<OpKernel>(new ViewKernel());
 }
-KC_REGISTER_KERNEL(reshape, "Tensor.reshape", withShapes<makeView>);
-KC_REGISTER_KERNEL(flatten, "torch.flatten", withShapes<makeView>);
-KC_REGISTER_KERNEL(squeeze, "torch.squeeze", withShapes<makeView>);
-KC_REGISTER_KERNEL(unsqueeze, "torch.unsqueeze", withShapes<makeView>);
-KC_REGISTER_KERNEL(identity, "nn.Identity", withShapes<makeView>);
+KC_REGISTER_MOVE_KERNEL(reshape, "Tensor.reshape", withShapes<makeView>);
+KC_REGISTER_MOVE_KERNEL(flatten, "torch.flatten", withShapes<makeView>);
+KC_REGISTER_MOVE_KERNEL(squeeze, "torch.squeeze", withShapes<makeView>);
+KC_REGISTER_MOVE_KERNEL(unsqueeze, "torch.unsqueeze", withShapes<makeView>);
+KC_REGISTER_MOVE_KERNEL(identity, "nn.Identity", withShapes<makeView>);
 
 /// A copy of input 0 read through fixed strides: permute, transpose,
 /// slice, select, expand.
@@ -135,8 +135,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePermute(const CallNode &c,
   }
   return std::unique_ptr<OpKernel>(new StridedKernel(shape, strides, 0, elemSize(c)));
 }
-KC_REGISTER_KERNEL(permute, "Tensor.permute", makePermute);
-KC_REGISTER_KERNEL(transpose, "torch.transpose", makePermute);
+KC_REGISTER_MOVE_KERNEL(permute, "Tensor.permute", makePermute);
+KC_REGISTER_MOVE_KERNEL(transpose, "torch.transpose", makePermute);
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeExpand(const CallNode &c, const CallShapes &io) {
   const std::vector<int64_t> *in = &io.in, *out = &io.out;
@@ -152,7 +152,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeExpand(const CallNode &c, const Ca
   }
   return std::unique_ptr<OpKernel>(new StridedKernel(*out, strides, 0, elemSize(c)));
 }
-KC_REGISTER_KERNEL(expand, "Tensor.expand", withShapes<makeExpand>);
+KC_REGISTER_MOVE_KERNEL(expand, "Tensor.expand", withShapes<makeExpand>);
 
 /// Tensor.slice (`dim/start/end/step` or the `dims/starts/ends/steps` form)
 /// and Tensor.select. The output type fixes each extent; only the start of
@@ -219,8 +219,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSlice(const CallNode &c, const Cal
     return kernelError(c, "result rank does not match " + shapeToString(*out));
   return std::unique_ptr<OpKernel>(new StridedKernel(*out, strides, offset, elemSize(c)));
 }
-KC_REGISTER_KERNEL(slice, "Tensor.slice", withShapes<makeSlice>);
-KC_REGISTER_KERNEL(select, "Tensor.select", withShapes<makeSlice>);
+KC_REGISTER_MOVE_KERNEL(slice, "Tensor.slice", withShapes<makeSlice>);
+KC_REGISTER_MOVE_KERNEL(select, "Tensor.select", withShapes<makeSlice>);
 
 /// torch.cat / torch.stack: each input is a block of `inner` × its extent
 /// along the axis, copied into every outer slice.
@@ -270,8 +270,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConcat(const CallNode &c,
   }
   return std::unique_ptr<OpKernel>(new ConcatKernel(outer, std::move(chunk), elemSize(c)));
 }
-KC_REGISTER_KERNEL(cat, "torch.cat", makeConcat);
-KC_REGISTER_KERNEL(stack, "torch.stack", makeConcat);
+KC_REGISTER_MOVE_KERNEL(cat, "torch.cat", makeConcat);
+KC_REGISTER_MOVE_KERNEL(stack, "torch.stack", makeConcat);
 
 /// chunk / split / tensor_split / unbind: consecutive pieces along an axis;
 /// the result types give each piece's extent.
@@ -321,10 +321,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSplit(const CallNode &c, const Ker
     return kernelError(c, "the pieces do not add up to " + shapeToString(*in));
   return std::unique_ptr<OpKernel>(new SplitKernel(outer, total, std::move(chunk), elemSize(c)));
 }
-KC_REGISTER_KERNEL(chunk, "torch.chunk", makeSplit);
-KC_REGISTER_KERNEL(split, "torch.split", makeSplit);
-KC_REGISTER_KERNEL(tensor_split, "torch.tensor_split", makeSplit);
-KC_REGISTER_KERNEL(unbind, "torch.unbind", makeSplit);
+KC_REGISTER_MOVE_KERNEL(chunk, "torch.chunk", makeSplit);
+KC_REGISTER_MOVE_KERNEL(split, "torch.split", makeSplit);
+KC_REGISTER_MOVE_KERNEL(tensor_split, "torch.tensor_split", makeSplit);
+KC_REGISTER_MOVE_KERNEL(unbind, "torch.unbind", makeSplit);
 
 } // namespace
 } // namespace kc::rt
