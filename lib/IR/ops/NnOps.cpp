@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "TypeRuleUtils.h"
 
-#include "kc/Support/Quote.h"
+#include "kc/IR/Padding.h"
 
 #include <cmath>
 
@@ -41,10 +41,9 @@ llvm::Error outsideInt64(const CallNode &c, llvm::StringRef what) {
   return fail(c, what + " give an output size outside int64");
 }
 
-/// PyTorch's pools, transposed convolutions, upsampling and reflection or
-/// replication padding refuse an input with an empty dim other than the
-/// batch: `from` is the first dim checked (1, the channels, or the first
-/// spatial dim).
+/// PyTorch's pools, transposed convolutions and upsampling refuse an input
+/// with an empty dim other than the batch (padding: kc/IR/Padding.h): `from` is the first dim
+/// checked (1, the channels, or the first spatial dim).
 llvm::Error refuseEmptyDims(const CallNode &c, const TensorTypeNode *in, size_t from) {
   for (size_t k = from; k < in->rank(); ++k)
     if (in->dims()[k] == 0)
@@ -303,32 +302,18 @@ llvm::Expected<Type> pixelShuffle(const CallNode &c) {
   return tensorType(in->dtype(), d);
 }
 
+/// F.pad and the padding modules: kc/IR/Padding.h says what PyTorch pads.
 llvm::Expected<Type> pad(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0);
   if (!in)
     return Type();
-  std::vector<int64_t> p = c.attrs().getInts(c.attrs().has("pad") ? "pad" : "padding");
-  std::vector<int64_t> d(in->dims().begin(), in->dims().end());
-  if (p.size() == 1)
-    p.assign(4, p[0]);
-  // Reflection and replication read the input's edges: PyTorch refuses an
-  // empty padded dim.
-  bool readsEdges = c.attrs().getString("mode", "constant") != "constant";
-  // (left, right, top, bottom, ...) pads the last dim first.
-  for (size_t i = 0; i + 1 < p.size() && i / 2 < d.size(); i += 2) {
-    int64_t &x = d[d.size() - 1 - i / 2];
-    if (readsEdges && x == 0)
-      return fail(c, "cannot pad the empty dim " + llvm::Twine(d.size() - 1 - i / 2) + " of " +
-                         shown(dataArg(c, 0)->type()) + " in mode " +
-                         quoteInput(c.attrs().getString("mode", "")));
-    if (x < 0)
-      continue;
-    CheckedInt padded = CheckedInt(x) + p[i] + p[i + 1];
-    if (padded.overflowed())
-      return outsideInt64(c, "the paddings");
-    x = padded.value();
-  }
-  return tensorType(in->dtype(), d);
+  auto p = readPadding(c);
+  if (!p)
+    return fail(c, llvm::toString(p.takeError()));
+  auto d = paddedShape(in->dims(), *p, shown(dataArg(c, 0)->type()));
+  if (!d)
+    return fail(c, llvm::toString(d.takeError()));
+  return tensorType(in->dtype(), *d);
 }
 
 const OpFlags kAct = OpFlags::Pure | OpFlags::Elementwise;
