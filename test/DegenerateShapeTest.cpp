@@ -156,3 +156,46 @@ TEST_CASE("padding: the source index is a closed form, in range for any position
   CHECK(padSourceIndex(5, 3, PadMode::Reflect) == 1);
   CHECK(padSourceIndex(-4, 3, PadMode::Circular) == 2);
 }
+
+TEST_CASE("empty dims: std and var give NaN, logsumexp -inf, norm 0 for every p") {
+  struct Case {
+    std::string call;
+    float want;
+  };
+  const Case cases[] = {
+      {"torch.var(%x) {dim=[1], unbiased=true, keepdim=false}", NAN},
+      {"torch.var(%x) {dim=[1], unbiased=false, keepdim=false}", NAN},
+      {"torch.std(%x) {dim=[1], unbiased=true, keepdim=false}", NAN},
+      {"torch.logsumexp(%x) {dim=[1], keepdim=false}", -INFINITY},
+      {"torch.norm(%x) {dim=[1], p=2, keepdim=false}", 0},
+      {"torch.norm(%x) {dim=[1], p=1, keepdim=false}", 0},
+      {"torch.norm(%x) {dim=[1], p=\"fro\", keepdim=false}", 0},
+      {"torch.norm(%x) {dim=[1], p=\"inf\", keepdim=false}", 0},
+      {"torch.norm(%x) {dim=[1], p=\"-inf\", keepdim=false}", 0},
+      {"torch.norm(%x) {dim=[1], p=0.5, keepdim=false}", 0},
+  };
+  for (const Case &c : cases) {
+    INFO(c.call);
+    TextRun r = runText(oneOp("%x: f32[2,0]", c.call), {f32({2, 0}, {})});
+    REQUIRE_MESSAGE(r.error == "", r.error);
+    REQUIRE(r.outputs[0].numel() == 2);
+    for (float v : values(r.outputs[0]))
+      CHECK((std::isnan(c.want) ? std::isnan(v) : v == c.want));
+  }
+  // One element, unbiased: 0/0 too.
+  TextRun r = runText(oneOp("%x: f32[2,1]", "torch.var(%x) {dim=[1], unbiased=true}"),
+                      {f32({2, 1}, {3, 4})});
+  REQUIRE_MESSAGE(r.error == "", r.error);
+  CHECK(std::isnan(values(r.outputs[0])[0]));
+}
+
+TEST_CASE("empty dims: a maximum, minimum or arg of nothing is refused by type inference") {
+  CHECK(has(typeError(oneOp("%x: f32[2,0]", "torch.max(%x) {dim=1}")),
+            "t.kc:2:3: error: @main: torch.max: cannot reduce dim 1 of f32[2,0], which is empty"));
+  CHECK(has(typeError(oneOp("%x: f32[2,0]", "torch.argmin(%x) {dim=-1}")), "cannot reduce dim 1"));
+  CHECK(has(typeError(oneOp("%x: f32[2,0]", "torch.min(%x)")),
+            "cannot reduce f32[2,0], which is empty"));
+  CHECK(has(typeError(oneOp("%x: f32[2,0]", "torch.argmax(%x)")), "which is empty"));
+  // A non-empty dim of an empty tensor: an empty result.
+  CHECK(typeError(oneOp("%x: f32[2,0]", "torch.argmax(%x) {dim=0}")) == "");
+}
