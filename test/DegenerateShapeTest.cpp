@@ -10,6 +10,7 @@
 #include "TextModel.h"
 
 #include "kc/IR/Padding.h"
+#include "kc/Import/Importer.h"
 
 #include <doctest/doctest.h>
 
@@ -32,6 +33,16 @@ std::string fpad(const char *mode, const std::string &pads) {
 
 bool has(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
+}
+
+/// Type inference of a PNNX model (weights need no .bin for it).
+std::string pnnxTypeError(const std::string &lines, int n) {
+  std::string text = "7767517\n" + std::to_string(n) + " " + std::to_string(n) + "\n" + lines;
+  auto m = importPnnxFromBuffer(text, "m.param", nullptr);
+  if (!m)
+    return llvm::toString(m.takeError());
+  llvm::Error e = inferTypes(**m);
+  return e ? llvm::toString(std::move(e)) : "";
 }
 
 } // namespace
@@ -198,4 +209,54 @@ TEST_CASE("empty dims: a maximum, minimum or arg of nothing is refused by type i
   CHECK(has(typeError(oneOp("%x: f32[2,0]", "torch.argmax(%x)")), "which is empty"));
   // A non-empty dim of an empty tensor: an empty result.
   CHECK(typeError(oneOp("%x: f32[2,0]", "torch.argmax(%x) {dim=0}")) == "");
+}
+
+TEST_CASE("empty dims: torchvision's and attention's shape contracts hold at type inference") {
+  // RoIAlign samples outside an image without rows or columns.
+  std::string roi = "pnnx.Input in 0 1 0 #0=(1,3,0,8)f32\npnnx.Input b 0 1 1 #1=(2,5)f32\n"
+                    "torchvision.ops.RoIAlign r 2 1 0 1 2 aligned=True output_size=(2,3) "
+                    "sampling_ratio=2 spatial_scale=0.5\npnnx.Output out 1 0 2\n";
+  CHECK(has(pnnxTypeError(roi, 4),
+            "m.param:5:1: error: @main: torchvision.ops.RoIAlign 'r': dim 2 of the input "
+            "f32[1,3,0,8] is empty: torchvision would sample outside it"));
+  // DeformConv2d: the offset's batch is the input's (torchvision: "invalid
+  // batch size of offset"), the mask's too.
+  std::string deform = "pnnx.Input in 0 1 0 #0=(1,2,5,5)f32\npnnx.Input o 0 1 1 #1=(0,18,5,5)f32\n"
+                       "torchvision.ops.DeformConv2d d 2 1 0 1 2 bias=False dilation=(1,1) "
+                       "groups=1 in_channels=2 kernel_size=(3,3) out_channels=3 padding=(1,1) "
+                       "stride=(1,1) @weight=(3,2,3,3)f32\npnnx.Output out 1 0 2\n";
+  CHECK(has(pnnxTypeError(deform, 4),
+            "DeformConv2d 'd': the offset's batch 0 is not the input's 1: offset f32[0,18,5,5], "
+            "input f32[1,2,5,5], weight f32[3,2,3,3]"));
+  std::string masked = "pnnx.Input in 0 1 0 #0=(1,2,5,5)f32\npnnx.Input o 0 1 1 #1=(1,18,5,5)f32\n"
+                       "pnnx.Input m 0 1 2 #2=(0,9,5,5)f32\n"
+                       "torchvision.ops.DeformConv2d d 3 1 0 1 2 3 bias=False dilation=(1,1) "
+                       "groups=1 in_channels=2 kernel_size=(3,3) out_channels=3 padding=(1,1) "
+                       "stride=(1,1) @weight=(3,2,3,3)f32\npnnx.Output out 1 0 3\n";
+  CHECK(has(pnnxTypeError(masked, 5), "the mask's batch 0 is not the input's 1"));
+  std::string offsetSize = "pnnx.Input in 0 1 0 #0=(1,2,5,5)f32\n"
+                           "pnnx.Input o 0 1 1 #1=(1,16,5,5)f32\n"
+                           "torchvision.ops.DeformConv2d d 2 1 0 1 2 bias=False dilation=(1,1) "
+                           "groups=1 in_channels=2 kernel_size=(3,3) out_channels=3 "
+                           "padding=(1,1) stride=(1,1) @weight=(3,2,3,3)f32\n"
+                           "pnnx.Output out 1 0 2\n";
+  CHECK(has(pnnxTypeError(offsetSize, 4), "the offset's channels are not 2·kh·kw"));
+  // MultiheadAttention: keys of another batch than the queries' ...
+  std::string mha = "pnnx.Input q 0 1 0 #0=(2,4,8)f32\npnnx.Input k 0 1 1 #1=(0,3,8)f32\n"
+                    "nn.MultiheadAttention a 2 1 0 1 2 add_bias_kv=False add_zero_attn=False "
+                    "batch_first=True bias=True embed_dim=8 kdim=8 num_heads=4 vdim=8 "
+                    "@in_proj_bias=(24)f32 @in_proj_weight=(24,8)f32 @out_proj.bias=(8)f32 "
+                    "@out_proj.weight=(8,8)f32\npnnx.Output out 1 0 2\n";
+  CHECK(has(pnnxTypeError(mha, 4),
+            "nn.MultiheadAttention 'a': key's batch 0 is not the query's 2: query f32[2,4,8], key "
+            "f32[0,3,8], value f32[0,3,8]"));
+  // ... unless there are no keys at all, which PyTorch accepts.
+  std::string noKeys = mha;
+  noKeys.replace(noKeys.find("(0,3,8)"), 7, "(1,0,8)");
+  CHECK(pnnxTypeError(noKeys, 4) == "");
+  // grid_sample of an input with an empty spatial dim.
+  CHECK(has(typeError(oneOp("%x: f32[1,1,0,4], %g: f32[1,2,2,2]",
+                            "F.grid_sample(%x, %g) {mode=\"bilinear\", padding_mode=\"zeros\", "
+                            "align_corners=false}")),
+            "dim 2 of the input f32[1,1,0,4] is empty"));
 }

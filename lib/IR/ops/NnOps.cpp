@@ -247,6 +247,39 @@ const TensorTypeNode *mhaOperand(const CallNode &c, size_t i) {
   return nullptr;
 }
 
+/// Whether two dims disagree, both being known.
+bool differ(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
+
+/// PyTorch's shape contract of F.multi_head_attention_forward: query,
+/// key and value all 3-d (L|S, N, E), batch first (N, L|S, E), or all 2-d
+/// (unbatched); query's E is embed_dim, key's kdim and value's vdim; key and
+/// value of one shape (of one length and batch when kdim or vdim differs
+/// from embed_dim); key's batch the query's, unless there are no keys (then
+/// PyTorch's reshapes of the keys hold nothing and succeed).
+llvm::Error checkMhaShapes(const CallNode &c, const TensorTypeNode *q, const TensorTypeNode *k,
+                           const TensorTypeNode *v, int64_t e) {
+  auto what = [&] {
+    return ": query " + shown(Type(q)) + ", key " + shown(Type(k)) + ", value " + shown(Type(v));
+  };
+  if ((q->rank() != 2 && q->rank() != 3) || k->rank() != q->rank() || v->rank() != q->rank())
+    return fail(c, "query, key and value must all be 3-d (batched) or all 2-d" + what());
+  int64_t kdim = c.attrs().getInt("kdim", e), vdim = c.attrs().getInt("vdim", e);
+  if (differ(q->dim(-1), e) || differ(k->dim(-1), kdim) || differ(v->dim(-1), vdim))
+    return fail(c, "the last dims must be embed_dim " + llvm::Twine(e) + ", kdim " +
+                       llvm::Twine(kdim) + " and vdim " + llvm::Twine(vdim) + what());
+  for (size_t i = 0; i + 1 < k->rank(); ++i)
+    if (differ(k->dims()[i], v->dims()[i]))
+      return fail(c, "key and value differ in length or batch" + what());
+  if (q->rank() == 3) {
+    bool bf = c.attrs().getBool("batch_first", false);
+    int64_t batch = bf ? 0 : 1, keys = k->dim(bf ? 1 : 0);
+    if (keys != 0 && differ(k->dims()[batch], q->dims()[batch]))
+      return fail(c, "key's batch " + llvm::Twine(k->dims()[batch]) + " is not the query's " +
+                         llvm::Twine(q->dims()[batch]) + what());
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<Type> mha(const CallNode &c) {
   const TensorTypeNode *q = mhaOperand(c, 0);
   if (!q)
@@ -255,6 +288,9 @@ llvm::Expected<Type> mha(const CallNode &c) {
   if (q->rank() == 0 || (key && key->rank() == 0))
     return fail(c, "query and key need at least one dim");
   int64_t e = c.attrs().getInt("embed_dim", q->dim(-1));
+  const TensorTypeNode *k = key ? key : q, *value = mhaOperand(c, 2), *v = value ? value : k;
+  if (auto err = checkMhaShapes(c, q, k, v, e))
+    return std::move(err);
   std::vector<int64_t> dims(q->dims().begin(), q->dims().end());
   dims.back() = e;
   Type out = tensorType(q->dtype(), dims);

@@ -99,6 +99,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRoiAlign(const CallNode &c,
     return e;
   if (in->size() != 4 || rois->size() != 2 || (*rois)[1] != 5 || out->size() != 4)
     return kernelError(c, "expects (N, C, H, W) and (K, 5) boxes");
+  if ((*in)[2] == 0 || (*in)[3] == 0)
+    return kernelError(c, "the input " + shapeToString(*in) + " has no pixel to sample");
   return std::unique_ptr<OpKernel>(new RoiAlignKernel(
       (*in)[0], (*in)[1], (*in)[2], (*in)[3], (*rois)[0], (*out)[2], (*out)[3],
       float(c.attrs().getFloat("spatial_scale", 1.0)), c.attrs().getInt("sampling_ratio", -1),
