@@ -179,3 +179,19 @@ TEST_CASE("float to int: literals that do not fit their integer type are refused
     CHECK_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
   }
 }
+
+TEST_CASE("float to int: the clamped index and the scalar check of FloatToInt.h") {
+  CHECK(clampedIndex(NAN, 2, 5) == 2);
+  CHECK(clampedIndex(1e300, 2, 5) == 5);
+  CHECK(clampedIndex(-INFINITY, -2, 5) == -2);
+  CHECK(clampedIndex(3.9, 0, 5) == 3);
+  CHECK(!scalarFits(NAN, DType::I64));
+  CHECK(!scalarFits(1e300, DType::I64));
+  CHECK(!scalarFits(9.3e18, DType::I64));
+  CHECK(scalarFits(-2.7, DType::I64));
+  CHECK(!scalarFits(3e9, DType::I32));
+  CHECK(scalarFits(NAN, DType::Bool));
+  CHECK(!scalarFits(1e300, DType::F32));
+  CHECK(scalarFits(INFINITY, DType::F32));
+  CHECK(scalarFits(NAN, DType::F32));
+}
