@@ -17,6 +17,8 @@
 #include "kc/Runtime/Interpreter.h"
 #include "kc/Support/FloatToInt.h"
 
+#include "TextModel.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -194,4 +196,36 @@ TEST_CASE("float to int: the clamped index and the scalar check of FloatToInt.h"
   CHECK(!scalarFits(1e300, DType::F32));
   CHECK(scalarFits(INFINITY, DType::F32));
   CHECK(scalarFits(NAN, DType::F32));
+}
+
+TEST_CASE("float to int: fill and masked_fill refuse what PyTorch cannot convert, else truncate") {
+  // torch.zeros(3, dtype=torch.long).fill_(v): "value cannot be converted
+  // to type int64_t without overflow" for NaN, 1e300, inf, 9.3e18; 2.7 -> 2.
+  for (const char *v : {"nan", "1e300", "-inf", "9.3e18"}) {
+    INFO(std::string(v));
+    std::string e = test::typeError(
+        test::oneOp("%x: i64[3]", std::string("Tensor.fill(%x) {value=") + v + "}"));
+    CHECK(e.find("Tensor.fill: attribute 'value' = ") != std::string::npos);
+    CHECK(e.find(" cannot be converted to i64 without overflow") != std::string::npos);
+    e = test::typeError(test::oneOp("%x: i64[3], %m: bool[3]",
+                                    std::string("Tensor.masked_fill(%x, %m) {value=") + v + "}"));
+    CHECK(e.find("Tensor.masked_fill: attribute 'value' = ") != std::string::npos);
+  }
+  CHECK(test::typeError(test::oneOp("%x: f32[3]", "Tensor.fill(%x) {value=1e300}"))
+            .find("cannot be converted to f32") != std::string::npos);
+  CHECK(test::typeError(test::oneOp("%x: f32[3]", "Tensor.fill(%x) {value=nan}")) == "");
+  CHECK(test::typeError(test::oneOp("%x: bool[3]", "Tensor.fill(%x) {value=nan}")) == "");
+  rt::Tensor i = test::tensorOf<int64_t>(DType::I64, {3}, {5, 6, 7});
+  test::TextRun r = test::runText(test::oneOp("%x: i64[3]", "Tensor.fill(%x) {value=-2.7}"), {i});
+  REQUIRE_MESSAGE(r.error == "", r.error);
+  CHECK(r.outputs[0].data<int64_t>()[1] == -2);
+  r = test::runText(test::oneOp("%x: i64[3]", "Tensor.fill(%x) {value=3000000000.0}"), {i});
+  REQUIRE_MESSAGE(r.error == "", r.error);
+  CHECK(r.outputs[0].data<int64_t>()[0] == 3000000000);
+  rt::Tensor m = test::tensorOf<uint8_t>(DType::Bool, {3}, {1, 0, 1});
+  r = test::runText(
+      test::oneOp("%x: i64[3], %m: bool[3]", "Tensor.masked_fill(%x, %m) {value=2.7}"), {i, m});
+  REQUIRE_MESSAGE(r.error == "", r.error);
+  const int64_t *y = r.outputs[0].data<int64_t>();
+  CHECK((y[0] == 2 && y[1] == 6 && y[2] == 2)); // torch: [2, 6, 2]
 }
