@@ -12,6 +12,7 @@
 // Literals that do not fit their integer type are refused when read.
 //
 //===----------------------------------------------------------------------===//
+#include "kc/IR/Module.h"
 #include "kc/IR/Parser.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/Runtime/Interpreter.h"
@@ -23,6 +24,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <numeric>
 #include <vector>
 
 using namespace kc;
@@ -228,4 +231,94 @@ TEST_CASE("float to int: fill and masked_fill refuse what PyTorch cannot convert
   REQUIRE_MESSAGE(r.error == "", r.error);
   const int64_t *y = r.outputs[0].data<int64_t>();
   CHECK((y[0] == 2 && y[1] == 6 && y[2] == 2)); // torch: [2, 6, 2]
+}
+
+namespace {
+
+/// torchvision.ops.roi_align(arange(16.).reshape(1, 1, 4, 4), [box],
+/// (2, 2), 1.0, ratio, aligned).
+std::vector<float> roiAlign(std::vector<float> box, int ratio, bool aligned) {
+  rt::Tensor x = rt::Tensor::empty(DType::F32, {1, 1, 4, 4});
+  for (int i = 0; i < 16; ++i)
+    x.data<float>()[i] = float(i);
+  std::string call = "torchvision.ops.RoIAlign(%x, %b) {output_size=[2,2], spatial_scale=1.0, "
+                     "sampling_ratio=" +
+                     std::to_string(ratio) + ", aligned=" + (aligned ? "true" : "false") + "}";
+  test::TextRun r = test::runText(test::oneOp("%x: f32[1,1,4,4], %b: f32[1,5]", call),
+                                  {x, test::f32({1, 5}, box)});
+  REQUIRE_MESSAGE(r.error == "", r.error);
+  return test::values(r.outputs[0]);
+}
+
+} // namespace
+
+TEST_CASE("float to int: RoIAlign's NaN, infinite and huge boxes give defined values") {
+  for (int ratio : {-1, 2})
+    for (bool aligned : {false, true}) {
+      INFO("sampling_ratio " << ratio << ", aligned " << aligned);
+      // torchvision: zeros with an adaptive grid (int(ceil(NaN)) is
+      // INT32_MIN samples); it crashes with a fixed one. kc: zeros.
+      CHECK(roiAlign({0, NAN, 0, 2, 2}, ratio, aligned) == std::vector<float>(4, 0.f));
+      CHECK(roiAlign({0, 0, 0, NAN, 2}, ratio, aligned) == std::vector<float>(4, 0.f));
+      CHECK(roiAlign({0, 0, 0, INFINITY, 2}, ratio, aligned) == std::vector<float>(4, 0.f));
+      CHECK(roiAlign({0, -INFINITY, 0, 2, 2}, ratio, aligned) == std::vector<float>(4, 0.f));
+      // torchvision: zeros (the box lies beyond the image).
+      CHECK(roiAlign({0, 0, 0, 1e30f, 2}, ratio, aligned) == std::vector<float>(4, 0.f));
+      CHECK(roiAlign({0, 0, 0, 1e10f, 2}, ratio, aligned) == std::vector<float>(4, 0.f));
+      // A batch index that is NaN or beyond every image names none: zeros
+      // (torchvision reads image 0 through an int overflow).
+      CHECK(roiAlign({NAN, 0, 0, 2, 2}, ratio, aligned) == std::vector<float>(4, 0.f));
+      CHECK(roiAlign({1e20f, 0, 0, 2, 2}, ratio, aligned) == std::vector<float>(4, 0.f));
+    }
+  // A fractional batch index truncates, as torchvision's int conversion.
+  std::vector<float> want = {0.625f, 1.5f, 4.125f, 5.f};
+  std::vector<float> got = roiAlign({0.7f, 0, 0, 2, 2}, 2, true);
+  for (int i = 0; i < 4; ++i)
+    CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-6));
+  CHECK(roiAlign({0.7f, 0, 0, 2, 2}, -1, true) == std::vector<float>{0, 1, 4, 5});
+}
+
+TEST_CASE("float to int: DeformConv2d samples NaN at a NaN offset, 0 beyond the image") {
+  // torchvision: deform_conv2d(ones(1, 2, 5, 5), full((1, 18, 5, 5), v),
+  // ones(3, 2, 3, 3), ones(3), padding=1): all NaN for NaN, the bias (1)
+  // for inf, 1e30 and 3e9.
+  for (float v : {NAN, INFINITY, 1e30f, 3e9f, -INFINITY}) {
+    INFO(v);
+    Var x = var("x", tensorType(DType::F32, {1, 2, 5, 5}));
+    Var off = var("off", tensorType(DType::F32, {1, 18, 5, 5}));
+    auto weight = [](const char *name, std::vector<int64_t> shape) {
+      std::vector<uint8_t> bytes(size_t(std::accumulate(shape.begin(), shape.end(), int64_t(1),
+                                                        std::multiplies<int64_t>())) *
+                                 sizeof(float));
+      for (size_t i = 0; i < bytes.size(); i += sizeof(float)) {
+        float one = 1;
+        std::memcpy(bytes.data() + i, &one, sizeof one);
+      }
+      return tensorConstant(name, tensorType(DType::F32, shape),
+                            TensorData::owned(std::move(bytes)));
+    };
+    Attrs attrs{{"kernel_size", AttrValue::intList({3, 3})},
+                {"padding", AttrValue::intList({1, 1})},
+                {"stride", AttrValue::intList({1, 1})},
+                {"dilation", AttrValue::intList({1, 1})},
+                {"groups", AttrValue::integer(1)}};
+    Call c =
+        call("torchvision.ops.DeformConv2d",
+             {Expr(x), Expr(off), weight("d.weight", {3, 2, 3, 3}), weight("d.bias", {3})},
+             std::move(attrs),
+             {ArgKey{}, ArgKey{}, {ArgRole::Weight, "weight"}, {ArgRole::Weight, "bias"}}, "d");
+    auto m = std::make_shared<Module>();
+    m->add(make<const FunctionNode>("main", std::vector<Var>{x, off}, Expr(c), Type(), false));
+    REQUIRE(!inferTypes(*m));
+    auto cm = rt::CompiledModel::compile(*m, {});
+    REQUIRE(bool(cm));
+    rt::Tensor xs = rt::Tensor::empty(DType::F32, {1, 2, 5, 5});
+    rt::Tensor os = rt::Tensor::empty(DType::F32, {1, 18, 5, 5});
+    std::fill(xs.data<float>(), xs.data<float>() + xs.numel(), 1.f);
+    std::fill(os.data<float>(), os.data<float>() + os.numel(), v);
+    auto out = (*cm)->run({xs, os});
+    REQUIRE(bool(out));
+    for (float y : test::values((*out)[0]))
+      CHECK((std::isnan(v) ? std::isnan(y) : y == 1.f));
+  }
 }
