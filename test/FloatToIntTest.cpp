@@ -322,3 +322,28 @@ TEST_CASE("float to int: DeformConv2d samples NaN at a NaN offset, 0 beyond the 
       CHECK((std::isnan(v) ? std::isnan(y) : y == 1.f));
   }
 }
+
+TEST_CASE("float to int: torch.roll of shifts near the int64 limits is PyTorch's") {
+  rt::Tensor x = test::f32({2, 3}, {0, 1, 2, 3, 4, 5});
+  struct Case {
+    const char *attrs;
+    std::vector<float> want;
+  };
+  // torch.roll(arange(6.).reshape(2, 3), ...): its (n - shift) % n wraps
+  // for shifts near INT64_MIN, which kc reproduces without overflowing.
+  const Case cases[] = {
+      {"shifts=[-9223372036854775808], dims=[1]", {1, 2, 0, 4, 5, 3}},
+      {"shifts=[9223372036854775807], dims=[1]", {2, 0, 1, 5, 3, 4}},
+      {"shifts=[-9223372036854775807], dims=[1]", {0, 1, 2, 3, 4, 5}},
+      {"shifts=[9223372036854775807, 9223372036854775807], dims=[1, 1]", {1, 2, 0, 4, 5, 3}},
+      {"shifts=[9223372036854775807]", {5, 0, 1, 2, 3, 4}},
+      {"shifts=[-5], dims=[1]", {2, 0, 1, 5, 3, 4}},
+  };
+  for (const Case &c : cases) {
+    INFO(c.attrs);
+    test::TextRun r = test::runText(
+        test::oneOp("%x: f32[2,3]", std::string("torch.roll(%x) {") + c.attrs + "}"), {x});
+    REQUIRE_MESSAGE(r.error == "", r.error);
+    CHECK(test::values(r.outputs[0]) == c.want);
+  }
+}
