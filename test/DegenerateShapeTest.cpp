@@ -260,3 +260,16 @@ TEST_CASE("empty dims: torchvision's and attention's shape contracts hold at typ
                             "align_corners=false}")),
             "dim 2 of the input f32[1,1,0,4] is empty"));
 }
+
+TEST_CASE("reshape: an inferred -1 must divide the elements exactly, as in PyTorch") {
+  CHECK(has(typeError(oneOp("%x: f32[2,3]", "Tensor.reshape(%x) {shape=[9223372036854775807,-1]}")),
+            "Tensor.reshape: cannot reshape f32[2,3] into shape [9223372036854775807,-1]"));
+  CHECK(has(typeError(oneOp("%x: f32[6]", "Tensor.reshape(%x) {shape=[4,-1]}")),
+            "cannot reshape f32[6] into shape [4,-1]"));
+  CHECK(has(typeError(oneOp("%x: f32[0]", "Tensor.reshape(%x) {shape=[3,0,-1]}")),
+            "with a 0, the -1 could be any size"));
+  CHECK(typeError("fn @main(%x: f32[6]) -> ? {\n  %0 = Tensor.reshape(%x) {shape=[3,-1]} : "
+                  "f32[3,2]\n  return %0\n}\n") == "");
+  CHECK(typeError("fn @main(%x: f32[0]) -> ? {\n  %0 = Tensor.reshape(%x) {shape=[5,-1]} : "
+                  "f32[5,0]\n  return %0\n}\n") == "");
+}
