@@ -347,3 +347,51 @@ TEST_CASE("float to int: torch.roll of shifts near the int64 limits is PyTorch's
     CHECK(test::values(r.outputs[0]) == c.want);
   }
 }
+
+TEST_CASE("float to int: an integer attribute that holds no integer is refused, named") {
+  for (const char *v : {"1.5", "nan", "-inf", "1e300"}) {
+    INFO(std::string(v));
+    // Read by the type rule: type inference refuses it.
+    std::string e =
+        test::typeError(test::oneOp("%x: f32[2,3]", std::string("torch.sum(%x) {dim=") + v + "}"));
+    CHECK(e.find("t.kc:2:3: error: @main: torch.sum: attribute 'dim' must be an integer, got ") !=
+          std::string::npos);
+    e = test::typeError(
+        test::oneOp("%x: f32[2,3]", std::string("torch.sum(%x) {dim=[0, ") + v + "]}"));
+    CHECK(e.find("attribute 'dim' must be an integer") != std::string::npos);
+    // Read by the kernel only: loading the model refuses it.
+    test::TextRun r =
+        test::runText(test::oneOp("%x: f32[2,3]", std::string("nn.Softmax(%x) {dim=") + v + "}"),
+                      {test::f32({2, 3}, {1, 2, 3, 4, 5, 6})});
+    CHECK(r.error.find("nn.Softmax (line 2): attribute 'dim' must be an integer, got ") !=
+          std::string::npos);
+  }
+  // An integral float is an integer (PNNX writes some so).
+  CHECK(test::typeError(test::oneOp("%x: f32[2,3]", "nn.Softmax(%x) {dim=1.0}")) == "");
+  // An attribute only the kernel reads is refused when the kernel is made.
+  rt::Tensor x = rt::Tensor::empty(DType::F32, {1, 1, 4, 4});
+  test::TextRun r = test::runText(
+      test::oneOp("%x: f32[1,1,4,4], %b: f32[1,5]",
+                  "torchvision.ops.RoIAlign(%x, %b) {output_size=[2,2], sampling_ratio=2.5}"),
+      {x, test::f32({1, 5}, {0, 0, 0, 2, 2})});
+  CHECK(r.error.find("torchvision.ops.RoIAlign (line 2): attribute 'sampling_ratio' must be an "
+                     "integer, got 2.5") != std::string::npos);
+}
+
+TEST_CASE("float to int: IntAttrCheck reports the first non-integer to the innermost check") {
+  Attrs attrs{
+      {"a", AttrValue::real(2.5)}, {"b", AttrValue::real(3.0)}, {"c", AttrValue::real(NAN)}};
+  IntAttrCheck outer;
+  {
+    IntAttrCheck inner;
+    CHECK(attrs.getInt("b", 0) == 3);
+    CHECK(inner.failure(attrs) == "");
+    CHECK(attrs.getInt("a", 0) == 2);
+    CHECK(attrs.getInts("c") == std::vector<int64_t>{0});
+    CHECK(inner.failure(attrs) == "attribute 'a' must be an integer, got 2.5");
+  }
+  CHECK(outer.failure(attrs) == "");
+  AttrValue copy = *attrs.find("c");
+  (void)copy.getInt();
+  CHECK(outer.failure(attrs) == "an attribute that must be an integer is nan");
+}

@@ -196,7 +196,15 @@ llvm::Expected<std::unique_ptr<OpKernel>> Scheduler::bind(const CallNode &c) {
                  "' has no kernel in the interpreter");
   if (empty)
     return std::make_unique<EmptyResultKernel>();
-  return f(c, kctx_);
+  // Factories read attributes type rules may not have (IntAttrCheck).
+  IntAttrCheck check;
+  auto k = f(c, kctx_);
+  std::string bad = check.failure(c.attrs());
+  if (bad.empty())
+    return k;
+  if (!k)
+    llvm::consumeError(k.takeError());
+  return kernelError(c, bad);
 }
 
 /// Whether src's value is read by one call only and is no model output, so
