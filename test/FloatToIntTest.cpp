@@ -395,3 +395,23 @@ TEST_CASE("float to int: IntAttrCheck reports the first non-integer to the inner
   (void)copy.getInt();
   CHECK(outer.failure(attrs) == "an attribute that must be an integer is nan");
 }
+
+TEST_CASE("float to int: resampling sources far outside the input read its edge") {
+  // A size with a scale_factor of 1e-20 (the kernels take 1 / scale as the
+  // step): sources near 1e20 once converted to int64 with overflow and
+  // indexed before the input. Every mode now reads elements of the input.
+  rt::Tensor x = rt::Tensor::empty(DType::F32, {1, 1, 4, 4});
+  for (int i = 0; i < 16; ++i)
+    x.data<float>()[i] = float(i + 1);
+  for (const char *mode : {"nearest", "bilinear", "bicubic", "nearest-exact"}) {
+    INFO(std::string(mode));
+    test::TextRun r = test::runText(
+        test::oneOp("%x: f32[1,1,4,4]", std::string("nn.Upsample(%x) {size=[8,8], "
+                                                    "scale_factor=[1e-20,1e-20], mode=\"") +
+                                            mode + "\"}"),
+        {x});
+    REQUIRE_MESSAGE(r.error == "", r.error);
+    for (float v : test::values(r.outputs[0]))
+      CHECK((std::isfinite(v) && std::fabs(v) <= 40.f)); // bicubic overshoots a little
+  }
+}
