@@ -1,6 +1,7 @@
 //===- Attr.cpp - Typed attribute values ----------------------------------===//
 #include "kc/IR/Attr.h"
 #include "kc/Support/FloatToInt.h"
+#include "kc/Support/Quote.h"
 
 #include <optional>
 
@@ -67,6 +68,42 @@ AttrValue AttrValue::complexList(std::vector<std::complex<double>> l) {
   return v;
 }
 
+//===----------------------------------------------------------------------===//
+// Integers read from floats
+//===----------------------------------------------------------------------===//
+
+namespace {
+thread_local IntAttrCheck *innermostCheck = nullptr;
+} // namespace
+
+IntAttrCheck::IntAttrCheck() : outer_(innermostCheck) { innermostCheck = this; }
+IntAttrCheck::~IntAttrCheck() { innermostCheck = outer_; }
+
+void IntAttrCheck::report(const AttrValue &v) {
+  if (innermostCheck && !innermostCheck->bad_) {
+    innermostCheck->bad_ = &v;
+    innermostCheck->badText_ = attrToString(v);
+  }
+}
+
+std::string IntAttrCheck::failure(const Attrs &attrs) const {
+  if (!bad_)
+    return "";
+  std::string got = clipInput(badText_);
+  for (const auto &[key, value] : attrs.entries())
+    if (&value == bad_)
+      return "attribute " + quoteInput(key) + " must be an integer, got " + got;
+  return "an attribute that must be an integer is " + got;
+}
+
+/// d as an integer attribute: exact, or reported and saturated.
+static int64_t intOf(double d, const AttrValue &owner) {
+  if (std::optional<int64_t> i = exactInt64(d))
+    return *i;
+  IntAttrCheck::report(owner);
+  return saturatingInt64(d);
+}
+
 std::vector<int64_t> AttrValue::asIntVector() const {
   switch (kind_) {
   case Kind::Int:
@@ -74,17 +111,34 @@ std::vector<int64_t> AttrValue::asIntVector() const {
   case Kind::Bool:
     return {int64_t(b_)};
   case Kind::Float:
-    return {saturatingInt64(d_)};
+    return {intOf(d_, *this)};
   case Kind::IntList:
     return ints_;
   case Kind::FloatList: {
     std::vector<int64_t> r;
     for (double d : floats_)
-      r.push_back(saturatingInt64(d));
+      r.push_back(intOf(d, *this));
     return r;
   }
   default:
     return {};
+  }
+}
+
+int64_t AttrValue::getInt() const {
+  switch (kind_) {
+  case Kind::Int:
+    return i_;
+  case Kind::Bool:
+    return int64_t(b_);
+  case Kind::Float:
+  case Kind::IntList:
+  case Kind::FloatList: {
+    std::vector<int64_t> v = asIntVector();
+    return v.empty() ? 0 : v[0];
+  }
+  default:
+    return 0;
   }
 }
 

@@ -55,7 +55,15 @@ llvm::Expected<Type> inferCallType(const CallNode &call) {
   const OpDef *op = call.opDef();
   if (!op || !op->getTypeRule())
     return Type();
-  return op->getTypeRule()(call);
+  // The rule reads its integer attributes without an error path; a float
+  // that is no integer among them refuses the call here.
+  IntAttrCheck check;
+  auto t = op->getTypeRule()(call);
+  std::string bad = check.failure(call.attrs());
+  if (bad.empty())
+    return t;
+  llvm::consumeError(t.takeError());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), describeCall(call) + ": " + bad);
 }
 
 namespace {

@@ -199,7 +199,15 @@ llvm::Expected<std::unique_ptr<OpKernel>> Scheduler::bind(const CallNode &c) {
     return std::move(e);
   if (empty)
     return std::make_unique<EmptyResultKernel>();
-  return k->factory(c, kctx_);
+  // Factories read attributes type rules may not have (IntAttrCheck).
+  IntAttrCheck check;
+  auto kernel = k->factory(c, kctx_);
+  std::string bad = check.failure(c.attrs());
+  if (bad.empty())
+    return kernel;
+  if (!kernel)
+    llvm::consumeError(kernel.takeError());
+  return kernelError(c, bad);
 }
 
 /// Whether src's value is read by one call only and is no model output, so

@@ -61,7 +61,9 @@ public:
   bool isNumber() const { return kind_ == Kind::Int || kind_ == Kind::Float; }
 
   bool getBool() const { return b_; }
-  int64_t getInt() const { return i_; }
+  /// An int; a bool as 0 or 1; a float or a one-element list as by
+  /// asIntVector (others: 0).
+  int64_t getInt() const;
   double getFloat() const { return d_; }
   /// An int or float as double.
   double getNumber() const { return kind_ == Kind::Int ? double(i_) : d_; }
@@ -73,7 +75,9 @@ public:
   llvm::ArrayRef<std::complex<double>> getComplexList() const { return complexes_; }
 
   /// A scalar int or a list of ints: PNNX writes `dim=1` and `dim=(1)` alike.
-  /// Floats are truncated, saturating at int64's limits (NaN gives 0).
+  /// A float that is an integer (2.0) reads as one; any other float (1.5,
+  /// NaN, 1e300) is no integer: it reads truncated and saturated (NaN as
+  /// 0) and is reported to the IntAttrCheck open on this thread.
   std::vector<int64_t> asIntVector() const;
   /// A scalar number or a list of numbers, as doubles.
   std::vector<double> asFloatVector() const;
@@ -93,6 +97,34 @@ private:
   std::vector<double> floats_;
   std::vector<std::string> strings_;
   std::vector<std::complex<double>> complexes_;
+};
+
+/// Catches attribute values read as integers that are none. Type inference
+/// and the kernel builder open one around each op's type rule and kernel
+/// factory, which read attributes through the getters above without an
+/// error path of their own, and refuse the call, naming the op and the
+/// attribute, when a read hit a fraction, NaN, an infinity or a value
+/// beyond int64 (PyTorch would have refused the float). Checks nest; each
+/// thread has its own.
+class IntAttrCheck {
+public:
+  IntAttrCheck();
+  ~IntAttrCheck();
+  IntAttrCheck(const IntAttrCheck &) = delete;
+  IntAttrCheck &operator=(const IntAttrCheck &) = delete;
+
+  /// The message for the first non-integer read while this check was the
+  /// innermost, naming its key in `attrs` when it is one of them
+  /// ("attribute 'dim' must be an integer, got 1.5"); "" when none was.
+  std::string failure(const class Attrs &attrs) const;
+
+  /// Called by the getters: `v` was read as an integer and is none.
+  static void report(const AttrValue &v);
+
+private:
+  IntAttrCheck *outer_;
+  const AttrValue *bad_ = nullptr;
+  std::string badText_;
 };
 
 /// Whether the scalar `v` (a bool, int or float) is exactly a value of

@@ -17,6 +17,10 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kc/Support/DType.h"
+
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -48,6 +52,43 @@ inline int64_t saturatingInt64(double v) {
   if (auto t = truncToInt64(v))
     return *t;
   return v < 0 ? INT64_MIN : INT64_MAX;
+}
+
+/// v truncated toward zero and clamped to [lo, hi]; NaN gives lo. For a
+/// position computed in floating point (a resampling source, a window)
+/// that indexes a dim of known extent, however far outside it lies.
+inline int64_t clampedIndex(double v, int64_t lo, int64_t hi) {
+  if (std::isnan(v))
+    return lo;
+  return std::clamp(saturatingInt64(v), lo, hi);
+}
+
+/// Whether PyTorch 1.13 takes the number v as a scalar of `dtype` (fill_,
+/// masked_fill, full): an integer type takes v truncated when that fits
+/// (not NaN, an infinity or a value beyond the type: "value cannot be
+/// converted to type int64_t without overflow"), bool any value, float32
+/// any but a finite value beyond its range, float64 any.
+inline bool scalarFits(double v, DType dtype) {
+  auto t = truncToInt64(v);
+  switch (dtype) {
+  case DType::Bool:
+  case DType::F64:
+    return true;
+  case DType::F32:
+    return !std::isfinite(v) || std::fabs(v) <= double(FLT_MAX);
+  case DType::I64:
+    return t.has_value();
+  case DType::I32:
+    return t && *t >= INT32_MIN && *t <= INT32_MAX;
+  case DType::I16:
+    return t && *t >= INT16_MIN && *t <= INT16_MAX;
+  case DType::I8:
+    return t && *t >= INT8_MIN && *t <= INT8_MAX;
+  case DType::U8:
+    return t && *t >= 0 && *t <= UINT8_MAX;
+  default:
+    return true; // other floating types: PyTorch rounds
+  }
 }
 
 /// PyTorch's `Tensor.to(T)` of one floating value (see the file comment).

@@ -48,6 +48,15 @@ llvm::Expected<Type> keepType(const CallNode &c) {
   return known && first ? tensorType(first->dtype(), *d) : Type();
 }
 
+/// Tensor.masked_fill: the input's type; a scalar value it cannot hold is
+/// refused, as in PyTorch.
+llvm::Expected<Type> maskedFill(const CallNode &c) {
+  if (const TensorTypeNode *in = dataType(c, 0))
+    if (auto e = checkScalarFits(c, "value", in->dtype()))
+      return std::move(e);
+  return keepType(c);
+}
+
 /// torch.where: the type of the selected operands (the first tensor one).
 llvm::Expected<Type> where(const CallNode &c) {
   bool known;
@@ -122,6 +131,6 @@ KC_REGISTER_OP(masked_fill_, "Tensor.masked_fill")
     .input("mask")
     .attr("value", AttrValue(), true)
     .flags(kEw)
-    .typeRule(keepType);
+    .typeRule(maskedFill);
 
 } // namespace

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "TypeRuleUtils.h"
 
-#include "kc/Support/Quote.h"
+#include "kc/IR/Padding.h"
 
 #include <cmath>
 
@@ -41,10 +41,9 @@ llvm::Error outsideInt64(const CallNode &c, llvm::StringRef what) {
   return fail(c, what + " give an output size outside int64");
 }
 
-/// PyTorch's pools, transposed convolutions, upsampling and reflection or
-/// replication padding refuse an input with an empty dim other than the
-/// batch: `from` is the first dim checked (1, the channels, or the first
-/// spatial dim).
+/// PyTorch's pools, transposed convolutions and upsampling refuse an input
+/// with an empty dim other than the batch (padding: kc/IR/Padding.h): `from` is the first dim
+/// checked (1, the channels, or the first spatial dim).
 llvm::Error refuseEmptyDims(const CallNode &c, const TensorTypeNode *in, size_t from) {
   for (size_t k = from; k < in->rank(); ++k)
     if (in->dims()[k] == 0)
@@ -248,6 +247,39 @@ const TensorTypeNode *mhaOperand(const CallNode &c, size_t i) {
   return nullptr;
 }
 
+/// Whether two dims disagree, both being known.
+bool differ(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
+
+/// PyTorch's shape contract of F.multi_head_attention_forward: query,
+/// key and value all 3-d (L|S, N, E), batch first (N, L|S, E), or all 2-d
+/// (unbatched); query's E is embed_dim, key's kdim and value's vdim; key and
+/// value of one shape (of one length and batch when kdim or vdim differs
+/// from embed_dim); key's batch the query's, unless there are no keys (then
+/// PyTorch's reshapes of the keys hold nothing and succeed).
+llvm::Error checkMhaShapes(const CallNode &c, const TensorTypeNode *q, const TensorTypeNode *k,
+                           const TensorTypeNode *v, int64_t e) {
+  auto what = [&] {
+    return ": query " + shown(Type(q)) + ", key " + shown(Type(k)) + ", value " + shown(Type(v));
+  };
+  if ((q->rank() != 2 && q->rank() != 3) || k->rank() != q->rank() || v->rank() != q->rank())
+    return fail(c, "query, key and value must all be 3-d (batched) or all 2-d" + what());
+  int64_t kdim = c.attrs().getInt("kdim", e), vdim = c.attrs().getInt("vdim", e);
+  if (differ(q->dim(-1), e) || differ(k->dim(-1), kdim) || differ(v->dim(-1), vdim))
+    return fail(c, "the last dims must be embed_dim " + llvm::Twine(e) + ", kdim " +
+                       llvm::Twine(kdim) + " and vdim " + llvm::Twine(vdim) + what());
+  for (size_t i = 0; i + 1 < k->rank(); ++i)
+    if (differ(k->dims()[i], v->dims()[i]))
+      return fail(c, "key and value differ in length or batch" + what());
+  if (q->rank() == 3) {
+    bool bf = c.attrs().getBool("batch_first", false);
+    int64_t batch = bf ? 0 : 1, keys = k->dim(bf ? 1 : 0);
+    if (keys != 0 && differ(k->dims()[batch], q->dims()[batch]))
+      return fail(c, "key's batch " + llvm::Twine(k->dims()[batch]) + " is not the query's " +
+                         llvm::Twine(q->dims()[batch]) + what());
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<Type> mha(const CallNode &c) {
   const TensorTypeNode *q = mhaOperand(c, 0);
   if (!q)
@@ -256,6 +288,9 @@ llvm::Expected<Type> mha(const CallNode &c) {
   if (q->rank() == 0 || (key && key->rank() == 0))
     return fail(c, "query and key need at least one dim");
   int64_t e = c.attrs().getInt("embed_dim", q->dim(-1));
+  const TensorTypeNode *k = key ? key : q, *value = mhaOperand(c, 2), *v = value ? value : k;
+  if (auto err = checkMhaShapes(c, q, k, v, e))
+    return std::move(err);
   std::vector<int64_t> dims(q->dims().begin(), q->dims().end());
   dims.back() = e;
   Type out = tensorType(q->dtype(), dims);
@@ -303,32 +338,18 @@ llvm::Expected<Type> pixelShuffle(const CallNode &c) {
   return tensorType(in->dtype(), d);
 }
 
+/// F.pad and the padding modules: kc/IR/Padding.h says what PyTorch pads.
 llvm::Expected<Type> pad(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0);
   if (!in)
     return Type();
-  std::vector<int64_t> p = c.attrs().getInts(c.attrs().has("pad") ? "pad" : "padding");
-  std::vector<int64_t> d(in->dims().begin(), in->dims().end());
-  if (p.size() == 1)
-    p.assign(4, p[0]);
-  // Reflection and replication read the input's edges: PyTorch refuses an
-  // empty padded dim.
-  bool readsEdges = c.attrs().getString("mode", "constant") != "constant";
-  // (left, right, top, bottom, ...) pads the last dim first.
-  for (size_t i = 0; i + 1 < p.size() && i / 2 < d.size(); i += 2) {
-    int64_t &x = d[d.size() - 1 - i / 2];
-    if (readsEdges && x == 0)
-      return fail(c, "cannot pad the empty dim " + llvm::Twine(d.size() - 1 - i / 2) + " of " +
-                         shown(dataArg(c, 0)->type()) + " in mode " +
-                         quoteInput(c.attrs().getString("mode", "")));
-    if (x < 0)
-      continue;
-    CheckedInt padded = CheckedInt(x) + p[i] + p[i + 1];
-    if (padded.overflowed())
-      return outsideInt64(c, "the paddings");
-    x = padded.value();
-  }
-  return tensorType(in->dtype(), d);
+  auto p = readPadding(c);
+  if (!p)
+    return fail(c, llvm::toString(p.takeError()));
+  auto d = paddedShape(in->dims(), *p, shown(dataArg(c, 0)->type()));
+  if (!d)
+    return fail(c, llvm::toString(d.takeError()));
+  return tensorType(in->dtype(), *d);
 }
 
 const OpFlags kAct = OpFlags::Pure | OpFlags::Elementwise;

@@ -34,6 +34,24 @@ llvm::Expected<std::vector<int64_t>> reducedDims(const CallNode &c, const Tensor
   return d;
 }
 
+/// torch.max, torch.min, argmax and argmin have no value over nothing:
+/// PyTorch refuses to reduce an empty dim, or an empty input whole.
+llvm::Error refuseEmptyExtreme(const CallNode &c, const TensorTypeNode *in) {
+  const AttrValue *dv = c.attrs().find("dim");
+  if (!dv || dv->isNone()) {
+    if (in->numElements() == std::optional<int64_t>(0))
+      return fail(c, "cannot reduce " + shown(dataArg(c, 0)->type()) + ", which is empty");
+    return llvm::Error::success();
+  }
+  for (int64_t x : dv->asIntVector()) {
+    int64_t k = normDim(x, std::max<int64_t>(in->rank(), 1));
+    if (k >= 0 && size_t(k) < in->rank() && in->dims()[k] == 0)
+      return fail(c, "cannot reduce dim " + llvm::Twine(k) + " of " + shown(dataArg(c, 0)->type()) +
+                         ", which is empty");
+  }
+  return llvm::Error::success();
+}
+
 /// Whether the model declares two results (values and indices).
 bool declaresPair(const CallNode &c) {
   auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c.type().get());
@@ -56,6 +74,8 @@ llvm::Expected<Type> maxMin(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0);
   if (!in)
     return Type();
+  if (auto e = refuseEmptyExtreme(c, in))
+    return std::move(e);
   const AttrValue *dv = c.attrs().find("dim");
   if (!dv || dv->isNone())
     return tensorType(in->dtype(), {});
@@ -74,6 +94,8 @@ llvm::Expected<Type> argReduce(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0);
   if (!in)
     return Type();
+  if (auto e = refuseEmptyExtreme(c, in))
+    return std::move(e);
   const AttrValue *dv = c.attrs().find("dim");
   if (!dv || dv->isNone())
     return tensorType(DType::I64, {});

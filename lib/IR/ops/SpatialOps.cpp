@@ -15,6 +15,10 @@ llvm::Expected<Type> gridSample(const CallNode &c) {
       g->dim(-1) != int64_t(in->rank()) - 2 || g->dim(0) != in->dim(0))
     return fail(c, "expects (N, C, H, W) with an (N, H', W', 2) grid, or (N, C, D, H, W) with "
                    "an (N, D', H', W', 3) grid");
+  for (size_t k = 2; k < in->rank(); ++k)
+    if (in->dims()[k] == 0)
+      return fail(c, "dim " + llvm::Twine(k) + " of the input " + shown(dataArg(c, 0)->type()) +
+                         " is empty (PyTorch samples only non-empty spatial dims)");
   std::vector<int64_t> d = {in->dim(0), in->dim(1)};
   d.insert(d.end(), g->dims().begin() + 1, g->dims().end() - 1);
   return tensorType(in->dtype(), d);

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/Support/Quote.h"
+
 #include <numeric>
 
 using namespace kc;
@@ -43,11 +45,22 @@ llvm::Expected<Type> reshape(const CallNode &c) {
   if (known.overflowed())
     return fail(c, "shape has more elements than int64 holds");
   auto total = in->numElements();
+  if (!total) {
+    if (infer >= 0)
+      shape[infer] = -1;
+    return tensorType(in->dtype(), shape);
+  }
+  // PyTorch's infer_size: -1 stands for the quotient, which must be exact
+  // (the product of the shape then equals the input's elements again).
+  int64_t n = known.value();
+  std::string into =
+      "cannot reshape " + shown(c.arg(0)->type()) + " into shape " + clipInput(attrToString(*sv));
+  if (infer >= 0 && n == 0 && *total == 0)
+    return fail(c, into + ": with a 0, the -1 could be any size");
+  if (infer >= 0 ? n == 0 || *total % n != 0 : *total != n)
+    return fail(c, into);
   if (infer >= 0)
-    shape[infer] = total && known.value() ? *total / known.value() : -1;
-  else if (total && *total != known.value())
-    return fail(c, "cannot reshape " + shown(c.arg(0)->type()) + " into " +
-                       llvm::Twine(known.value()) + " elements");
+    shape[infer] = *total / n;
   return tensorType(in->dtype(), shape);
 }
 

@@ -2,6 +2,7 @@
 #include "TypeRuleUtils.h"
 
 #include "kc/IR/Diagnostic.h"
+#include "kc/Support/FloatToInt.h"
 #include "kc/Support/Quote.h"
 
 namespace kc::typerules {
@@ -78,6 +79,15 @@ std::vector<int64_t> intsN(const CallNode &c, llvm::StringRef key, size_t n,
   if (v.size() != n)
     return dflt;
   return v;
+}
+
+llvm::Error checkScalarFits(const CallNode &c, llvm::StringRef key, DType dtype) {
+  const AttrValue *v = c.attrs().find(key);
+  if (!v || !v->isNumber() || (v->isInt() && dtype == DType::I64) ||
+      scalarFits(v->getNumber(), dtype))
+    return llvm::Error::success();
+  return fail(c, "attribute " + quoteInput(key) + " = " + attrToString(*v) +
+                     " cannot be converted to " + dtypeName(dtype) + " without overflow");
 }
 
 llvm::Expected<Type> sameAsInput(const CallNode &c) {

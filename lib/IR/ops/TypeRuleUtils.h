@@ -80,6 +80,11 @@ std::optional<std::vector<int64_t>> broadcast(llvm::ArrayRef<int64_t> a,
 std::vector<int64_t> intsN(const CallNode &c, llvm::StringRef key, size_t n,
                            std::vector<int64_t> dflt);
 
+/// PyTorch refuses a scalar attribute `key` (fill_'s and masked_fill's
+/// value) that its tensor's element type cannot hold (kc::scalarFits):
+/// an error naming the attribute, or success when it fits or is absent.
+llvm::Error checkScalarFits(const CallNode &c, llvm::StringRef key, DType dtype);
+
 /// Type rule: the result has the type of the first data input.
 llvm::Expected<Type> sameAsInput(const CallNode &c);
 

@@ -6,7 +6,8 @@ using namespace kc::typerules;
 
 namespace {
 
-/// (N, C, H, W) and (K, 5) boxes → (K, C, oh, ow).
+/// (N, C, H, W) and (K, 5) boxes → (K, C, oh, ow). An image without pixels
+/// is refused: torchvision's sampler reads outside it.
 llvm::Expected<Type> roiAlign(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0), *rois = dataType(c, 1);
   if (!in || !rois)
@@ -14,10 +15,54 @@ llvm::Expected<Type> roiAlign(const CallNode &c) {
   std::vector<int64_t> o = intsN(c, "output_size", 2, {});
   if (in->rank() != 4 || rois->rank() != 2 || rois->dim(1) != 5 || o.size() != 2)
     return fail(c, "expects (N, C, H, W), (K, 5) boxes and a 2-d output_size");
+  for (int k : {2, 3})
+    if (in->dim(k) == 0)
+      return fail(c, "dim " + llvm::Twine(k) + " of the input " + shown(dataArg(c, 0)->type()) +
+                         " is empty: torchvision would sample outside it");
   return tensorType(in->dtype(), {rois->dim(0), in->dim(1), o[0], o[1]});
 }
 
-/// A convolution whose taps are displaced by the offset operand.
+/// Whether two dims disagree, both being known.
+bool differ(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
+
+/// torchvision's checks of the offset (N, 2·G·kh·kw, oh, ow) and of the
+/// mask (N, G·kh·kw, oh, ow), G offset groups dividing the channels.
+llvm::Error checkDeformOperands(const CallNode &c, const TensorTypeNode *in,
+                                const TensorTypeNode *wt, llvm::ArrayRef<int64_t> out) {
+  const TensorTypeNode *off = dataType(c, 1), *mask = dataType(c, 2);
+  int64_t taps = wt->dim(2) * wt->dim(3);
+  if (!off || taps < 0)
+    return llvm::Error::success();
+  std::string shapes = ": offset " + shown(dataArg(c, 1)->type()) + ", input " +
+                       shown(dataArg(c, 0)->type()) + ", weight " +
+                       shown(c.weight("weight")->type());
+  if (off->rank() != 4)
+    return fail(c, "the offset must be (N, 2·groups·kh·kw, oh, ow)" + shapes);
+  if (differ(off->dim(0), in->dim(0)))
+    return fail(c, "the offset's batch " + llvm::Twine(off->dim(0)) + " is not the input's " +
+                       llvm::Twine(in->dim(0)) + shapes);
+  int64_t groups = off->dim(1) >= 0 && taps > 0 ? off->dim(1) / (2 * taps) : -1;
+  if (groups == 0 || (groups > 0 && off->dim(1) != 2 * groups * taps) ||
+      (groups > 0 && in->dim(1) > 0 && in->dim(1) % groups))
+    return fail(c, "the offset's channels are not 2·kh·kw per offset group, the groups "
+                   "dividing the input's channels" +
+                       shapes);
+  if (differ(off->dim(2), out[2]) || differ(off->dim(3), out[3]))
+    return fail(c, "the offset's spatial dims are not the result's" + shapes);
+  if (!mask)
+    return llvm::Error::success();
+  if (mask->rank() == 4 && differ(mask->dim(0), in->dim(0)))
+    return fail(c, "the mask's batch " + llvm::Twine(mask->dim(0)) + " is not the input's " +
+                       llvm::Twine(in->dim(0)) + ": mask " + shown(dataArg(c, 2)->type()) + shapes);
+  if (mask->rank() != 4 || (groups > 0 && differ(mask->dim(1), groups * taps)) ||
+      differ(mask->dim(2), out[2]) || differ(mask->dim(3), out[3]))
+    return fail(c, "the mask " + shown(dataArg(c, 2)->type()) +
+                       " must be (N, groups·kh·kw, oh, ow) matching the offset" + shapes);
+  return llvm::Error::success();
+}
+
+/// A convolution whose taps are displaced by the offset operand, with
+/// torchvision's shape checks.
 llvm::Expected<Type> deformConv(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0);
   const ConstantNode *w = c.weight("weight");
@@ -30,15 +75,32 @@ llvm::Expected<Type> deformConv(const CallNode &c) {
                        d = intsN(c, "dilation", 2, {1, 1});
   if (s.size() != 2 || p.size() != 2 || d.size() != 2)
     return fail(c, "malformed stride, padding or dilation");
-  std::vector<int64_t> out = {in->dim(0), wt->dim(0), 0, 0};
+  int64_t groups = c.attrs().getInt("groups", 1);
+  if (in->dim(1) == 0)
+    return fail(c, "the input " + shown(dataArg(c, 0)->type()) +
+                       " has no channels (torchvision divides by them)");
+  if (groups <= 0 || (in->dim(1) > 0 && wt->dim(1) >= 0 && in->dim(1) != wt->dim(1) * groups) ||
+      (wt->dim(0) >= 0 && wt->dim(0) % groups))
+    return fail(c, "the weight " + shown(w->type()) + " does not match the input " +
+                       shown(dataArg(c, 0)->type()) + " in " + llvm::Twine(groups) + " group(s)");
+  std::vector<int64_t> out = {in->dim(0), wt->dim(0), -1, -1};
   for (int i = 0; i < 2; ++i) {
     if (s[i] <= 0 || d[i] <= 0 || p[i] < 0)
       return fail(c, "stride and dilation must be positive, padding not negative");
-    int64_t span = in->dim(2 + i) + 2 * p[i] - d[i] * (wt->dim(2 + i) - 1) - 1;
-    if (span < 0)
+    if (in->dim(2 + i) < 0 || wt->dim(2 + i) < 0)
+      continue;
+    // torchvision: (in + 2p - (d(k-1) + 1)) / s + 1, truncating, must be positive.
+    CheckedInt span = CheckedInt(in->dim(2 + i)) + CheckedInt(2) * p[i] -
+                      (CheckedInt(d[i]) * (CheckedInt(wt->dim(2 + i)) - 1) + 1);
+    CheckedInt o = span / s[i] + 1;
+    if (o.overflowed())
+      return fail(c, "stride, padding and dilation give an output size outside int64");
+    if (o.value() <= 0)
       return fail(c, "the kernel does not fit the padded input");
-    out[2 + i] = span / s[i] + 1;
+    out[2 + i] = o.value();
   }
+  if (auto e = checkDeformOperands(c, in, wt, out))
+    return std::move(e);
   return tensorType(in->dtype(), out);
 }
 

@@ -1,6 +1,8 @@
 //===- Fill.cpp - Tensor.fill ---------------------------------------------===//
 #include "Operands.h"
 
+#include "kc/Support/FloatToInt.h"
+
 namespace kc::rt {
 namespace {
 
@@ -22,12 +24,16 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeFill(const CallNode &c, const Kern
   if (!v || !(v->isNumber() || v->isBool()))
     return kernelError(c, "value must be a number (a tensor value is not supported)");
   double d = v->isBool() ? double(v->getBool()) : v->getNumber();
+  // PyTorch refuses a value the type cannot hold (type inference does too).
+  if (!v->isInt() && !scalarFits(d, outputDType(c)))
+    return kernelError(c, "value " + attrToString(*v) + " cannot be converted to " +
+                              dtypeName(outputDType(c)) + " without overflow");
   switch (outputDType(c)) {
   case DType::F32:
     return std::unique_ptr<OpKernel>(new FillKernel<float>(float(d)));
   case DType::I64:
     return std::unique_ptr<OpKernel>(
-        new FillKernel<int64_t>(v->isInt() ? v->getInt() : int64_t(d)));
+        new FillKernel<int64_t>(v->isInt() ? v->getInt() : *truncToInt64(d)));
   case DType::Bool:
     return std::unique_ptr<OpKernel>(new FillKernel<uint8_t>(d != 0));
   default:

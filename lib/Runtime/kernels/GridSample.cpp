@@ -4,11 +4,14 @@
 // (align_corners: -1 and 1 are the corner pixels' centres; otherwise their
 // outer edges), then, for bilinear and nearest, clipped (border) or
 // reflected and clipped (reflection); a tap outside the input reads 0.
-// Nearest rounds half to even. Bicubic unnormalizes only and applies the
+// Nearest rounds half to even for 4-d inputs and half away from zero for
+// 5-d ones (PyTorch's two samplers differ). Bicubic unnormalizes only and applies the
 // padding to each of its 16 taps, with A = -0.75. 5-d inputs take
-// bilinear (trilinear) and nearest.
+// bilinear (trilinear) and nearest. Each form follows the PyTorch code
+// that runs it, NaN and huge coordinates included (GridCoords.h).
 //
 //===----------------------------------------------------------------------===//
+#include "GridCoords.h"
 #include "Operands.h"
 #include "Parallel.h"
 
@@ -17,49 +20,22 @@
 namespace kc::rt {
 namespace {
 
-enum class Pad { Zeros, Border, Reflection };
 enum class Interp { Bilinear, Nearest, Bicubic };
-
-float unnormalize(float coord, int64_t size, bool align) {
-  return align ? (coord + 1) / 2 * float(size - 1) : ((coord + 1) * float(size) - 1) / 2;
-}
-
-float clip(float x, int64_t size) { return std::min(float(size - 1), std::max(x, 0.f)); }
-
-/// Reflects x into [low, high] given as twice their values.
-float reflect(float x, int64_t twiceLow, int64_t twiceHigh) {
-  if (twiceLow == twiceHigh)
-    return 0;
-  float lo = float(twiceLow) / 2, span = float(twiceHigh - twiceLow) / 2;
-  x = std::fabs(x - lo);
-  float extra = std::fmod(x, span);
-  int flips = int(std::floor(x / span));
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
-}
-
-/// The padding applied to a (unnormalized) coordinate.
-float applyPad(float x, int64_t size, Pad pad, bool align) {
-  if (pad == Pad::Border)
-    return clip(x, size);
-  if (pad == Pad::Reflection) {
-    x = align ? reflect(x, 0, 2 * (size - 1)) : reflect(x, -1, 2 * size - 1);
-    return clip(x, size);
-  }
-  return x;
-}
 
 float cubicInner(float x, float A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
 float cubicOuter(float x, float A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
 
+/// PyTorch's get_cubic_upsample_coefficients, A = -0.75.
 void cubicWeights(float t, float w[4]) {
   const float A = -0.75f;
-  w[0] = cubicOuter(t + 1, A), w[1] = cubicInner(t, A), w[2] = cubicInner(1 - t, A),
-  w[3] = cubicOuter(2 - t, A);
+  float u = 1 - t;
+  w[0] = cubicOuter(t + 1, A), w[1] = cubicInner(t, A), w[2] = cubicInner(u, A),
+  w[3] = cubicOuter(u + 1, A);
 }
 
 class GridSampleKernel final : public OpKernel {
 public:
-  GridSampleKernel(std::vector<int64_t> in, std::vector<int64_t> out, Interp interp, Pad pad,
+  GridSampleKernel(std::vector<int64_t> in, std::vector<int64_t> out, Interp interp, GridPad pad,
                    bool align)
       : in_(std::move(in)), out_(std::move(out)), interp_(interp), pad_(pad), align_(align) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
@@ -68,93 +44,139 @@ public:
     float *y = out[0]->data<float>();
     bool volume = in_.size() == 5;
     const int64_t N = in_[0], C = in_[1];
-    const int64_t D = volume ? in_[2] : 1, H = in_[in_.size() - 2], W = in_.back();
+    const int64_t plane = numElements(llvm::ArrayRef<int64_t>(in_).drop_front(2));
     const int64_t points = numElements(llvm::ArrayRef<int64_t>(out_).drop_front(2));
     const int k = volume ? 3 : 2;
     parallelFor(N * points, N * points * C > 16384, [&](int64_t np) {
       int64_t n = np / points, q = np % points;
+      Sample s{x + n * C * plane, y + n * C * points + q, plane, points, C};
       const float *g = grid + np * k;
-      float gx = unnormalize(g[0], W, align_), gy = unnormalize(g[1], H, align_);
-      float gz = volume ? unnormalize(g[2], D, align_) : 0.f;
-      const float *xn = x + n * C * D * H * W;
-      float *yn = y + n * C * points + q;
-      if (interp_ == Interp::Bicubic)
-        return bicubic(xn, yn, gx, gy, C, H, W, points);
-      gx = applyPad(gx, W, pad_, align_);
-      gy = applyPad(gy, H, pad_, align_);
       if (volume)
-        gz = applyPad(gz, D, pad_, align_);
-      auto inside = [&](int64_t z, int64_t yy, int64_t xx) {
-        return z >= 0 && z < D && yy >= 0 && yy < H && xx >= 0 && xx < W;
-      };
-      if (interp_ == Interp::Nearest) {
-        int64_t ix = int64_t(std::nearbyint(gx)), iy = int64_t(std::nearbyint(gy));
-        int64_t iz = volume ? int64_t(std::nearbyint(gz)) : 0;
-        bool ok = inside(iz, iy, ix);
-        for (int64_t ch = 0; ch < C; ++ch)
-          yn[ch * points] = ok ? xn[((ch * D + iz) * H + iy) * W + ix] : 0.f;
-        return;
-      }
-      // Bilinear (trilinear): the 4 (8) corners around the point.
-      int64_t x0 = int64_t(std::floor(gx)), y0 = int64_t(std::floor(gy));
-      int64_t z0 = volume ? int64_t(std::floor(gz)) : 0;
-      float fx = gx - float(x0), fy = gy - float(y0), fz = volume ? gz - float(z0) : 0.f;
-      int64_t off[8];
-      float w[8];
-      int taps = 0;
-      for (int dz = 0; dz < (volume ? 2 : 1); ++dz)
-        for (int dy = 0; dy < 2; ++dy)
-          for (int dx = 0; dx < 2; ++dx) {
-            int64_t zz = z0 + dz, yy = y0 + dy, xx = x0 + dx;
-            float wt = (dx ? fx : 1 - fx) * (dy ? fy : 1 - fy) * (volume ? (dz ? fz : 1 - fz) : 1);
-            if (!inside(zz, yy, xx))
-              continue;
-            off[taps] = (zz * H + yy) * W + xx;
-            w[taps++] = wt;
-          }
-      for (int64_t ch = 0; ch < C; ++ch) {
-        const float *xc = xn + ch * D * H * W;
-        float acc = 0;
-        for (int t = 0; t < taps; ++t)
-          acc += xc[off[t]] * w[t];
-        yn[ch * points] = acc;
-      }
+        sample3d(s, g);
+      else if (interp_ == Interp::Bicubic)
+        bicubic2d(s, g);
+      else
+        sample2d(s, g);
     });
   }
 
 private:
-  void bicubic(const float *xn, float *yn, float gx, float gy, int64_t C, int64_t H, int64_t W,
-               int64_t points) const {
-    float fx0 = std::floor(gx), fy0 = std::floor(gy);
-    float wx[4], wy[4];
-    cubicWeights(gx - fx0, wx);
-    cubicWeights(gy - fy0, wy);
-    int64_t off[16];
-    float w[16];
-    int taps = 0;
-    for (int j = 0; j < 4; ++j)
-      for (int i = 0; i < 4; ++i) {
-        // Each tap takes the padding of its own coordinate.
-        float tx = applyPad(fx0 - 1 + float(i), W, pad_, align_);
-        float ty = applyPad(fy0 - 1 + float(j), H, pad_, align_);
-        int64_t ix = int64_t(tx), iy = int64_t(ty);
-        if (tx < 0 || ty < 0 || ix >= W || iy >= H)
-          continue;
-        off[taps] = iy * W + ix;
-        w[taps++] = wx[i] * wy[j];
-      }
-    for (int64_t ch = 0; ch < C; ++ch) {
-      const float *xc = xn + ch * H * W;
+  /// One grid point of one image: its input planes and output column.
+  struct Sample {
+    const float *x;
+    float *y;
+    int64_t plane, points, C;
+  };
+
+  /// Writes, for every channel, the sum of the taps' values times their
+  /// weights, a tap outside the input reading 0 (its weight still counts:
+  /// a NaN weight makes the sample NaN, as in PyTorch's 4-d sampler).
+  static void blend(const Sample &s, const int64_t *off, const bool *ok, const float *w, int taps) {
+    for (int64_t ch = 0; ch < s.C; ++ch) {
+      const float *xc = s.x + ch * s.plane;
       float acc = 0;
       for (int t = 0; t < taps; ++t)
-        acc += xc[off[t]] * w[t];
-      yn[ch * points] = acc;
+        acc += (ok[t] ? xc[off[t]] : 0.f) * w[t];
+      s.y[ch * s.points] = acc;
     }
+  }
+
+  /// Bilinear or nearest of a 4-d input (PyTorch's vectorized sampler).
+  void sample2d(const Sample &s, const float *g) const {
+    const int64_t H = in_[2], W = in_[3];
+    GridAxis2d ax{W, pad_, align_}, ay{H, pad_, align_};
+    float gx = ax.compute(ax.unnormalize(g[0])), gy = ay.compute(ay.unnormalize(g[1]));
+    auto inside = [&](int64_t yy, int64_t xx) { return yy >= 0 && yy < H && xx >= 0 && xx < W; };
+    if (interp_ == Interp::Nearest) {
+      int64_t ix = gridIndex(std::nearbyint(gx)), iy = gridIndex(std::nearbyint(gy));
+      int64_t off = iy * W + ix;
+      bool ok = inside(iy, ix);
+      float one = 1;
+      return blend(s, &off, &ok, &one, 1);
+    }
+    float fx0 = std::floor(gx), fy0 = std::floor(gy);
+    float wx = gx - fx0, ex = 1 - wx, ny = gy - fy0, sy = 1 - ny;
+    int64_t x0 = gridIndex(fx0), y0 = gridIndex(fy0);
+    int64_t off[4];
+    bool ok[4];
+    float w[4] = {sy * ex, sy * wx, ny * ex, ny * wx}; // nw, ne, sw, se
+    for (int t = 0; t < 4; ++t) {
+      int64_t yy = y0 + t / 2, xx = x0 + t % 2;
+      ok[t] = inside(yy, xx);
+      off[t] = ok[t] ? yy * W + xx : 0;
+    }
+    blend(s, off, ok, w, 4);
+  }
+
+  /// Bicubic of a 4-d input: four rows of four taps, each tap padded on
+  /// its own, the rows then weighted (PyTorch's order of sums).
+  void bicubic2d(const Sample &s, const float *g) const {
+    const int64_t H = in_[2], W = in_[3];
+    GridAxis2d ax{W, pad_, align_}, ay{H, pad_, align_};
+    float gx = ax.unnormalize(g[0]), gy = ay.unnormalize(g[1]);
+    float fx0 = std::floor(gx), fy0 = std::floor(gy);
+    float cx[4], cy[4];
+    cubicWeights(gx - fx0, cx);
+    cubicWeights(gy - fy0, cy);
+    int64_t off[16];
+    bool ok[16];
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i) {
+        int64_t ix = gridIndex(ax.compute(fx0 - 1 + float(i)));
+        int64_t iy = gridIndex(ay.compute(fy0 - 1 + float(j)));
+        ok[j * 4 + i] = iy >= 0 && iy < H && ix >= 0 && ix < W;
+        off[j * 4 + i] = ok[j * 4 + i] ? iy * W + ix : 0;
+      }
+    for (int64_t ch = 0; ch < s.C; ++ch) {
+      const float *xc = s.x + ch * s.plane;
+      float acc = 0;
+      for (int j = 0; j < 4; ++j) {
+        float row = 0;
+        for (int i = 0; i < 4; ++i)
+          row += cx[i] * (ok[j * 4 + i] ? xc[off[j * 4 + i]] : 0.f);
+        acc += cy[j] * row;
+      }
+      s.y[ch * s.points] = acc;
+    }
+  }
+
+  /// Trilinear or nearest of a 5-d input (PyTorch's scalar sampler, whose
+  /// coordinates are finite and within int32, or -100, outside).
+  void sample3d(const Sample &s, const float *g) const {
+    const int64_t D = in_[2], H = in_[3], W = in_[4];
+    GridAxis3d ax{W, pad_, align_}, ay{H, pad_, align_}, az{D, pad_, align_};
+    float gx = ax.compute(ax.unnormalize(g[0])), gy = ay.compute(ay.unnormalize(g[1]));
+    float gz = az.compute(az.unnormalize(g[2]));
+    auto inside = [&](int64_t z, int64_t yy, int64_t xx) {
+      return z >= 0 && z < D && yy >= 0 && yy < H && xx >= 0 && xx < W;
+    };
+    auto index = [](float v) { return saturatingInt64(v); };
+    if (interp_ == Interp::Nearest) {
+      // std::round: half away from zero, unlike the 4-d sampler.
+      int64_t ix = index(std::round(gx)), iy = index(std::round(gy)), iz = index(std::round(gz));
+      int64_t off = (iz * H + iy) * W + ix;
+      bool ok = inside(iz, iy, ix);
+      float one = 1;
+      return blend(s, &off, &ok, &one, 1);
+    }
+    int64_t x0 = index(std::floor(gx)), y0 = index(std::floor(gy)), z0 = index(std::floor(gz));
+    float fx = gx - float(x0), fy = gy - float(y0), fz = gz - float(z0);
+    int64_t off[8];
+    bool ok[8];
+    float w[8];
+    for (int t = 0; t < 8; ++t) {
+      int dz = t / 4, dy = t / 2 % 2, dx = t % 2;
+      int64_t zz = z0 + dz, yy = y0 + dy, xx = x0 + dx;
+      w[t] = (dx ? fx : 1 - fx) * (dy ? fy : 1 - fy) * (dz ? fz : 1 - fz);
+      ok[t] = inside(zz, yy, xx);
+      off[t] = ok[t] ? (zz * H + yy) * W + xx : 0;
+    }
+    blend(s, off, ok, w, 8);
   }
 
   std::vector<int64_t> in_, out_;
   Interp interp_;
-  Pad pad_;
+  GridPad pad_;
   bool align_;
 };
 
@@ -179,17 +201,20 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGridSample(const CallNode &c,
     interp = Interp::Bicubic;
   else
     return kernelError(c, "mode '" + mode + "' is not supported for " + shapeToString(*in));
-  Pad p;
+  GridPad p;
   if (pad == "zeros")
-    p = Pad::Zeros;
+    p = GridPad::Zeros;
   else if (pad == "border")
-    p = Pad::Border;
+    p = GridPad::Border;
   else if (pad == "reflection")
-    p = Pad::Reflection;
+    p = GridPad::Reflection;
   else
     return kernelError(c, "padding_mode '" + pad + "' is not supported");
   if (in->size() != 4 && in->size() != 5)
     return kernelError(c, "expects a 4-d or 5-d input, got " + shapeToString(*in));
+  for (size_t d = 2; d < in->size(); ++d)
+    if ((*in)[d] == 0)
+      return kernelError(c, "the input " + shapeToString(*in) + " has an empty spatial dim");
   return std::unique_ptr<OpKernel>(
       new GridSampleKernel(*in, *out, interp, p, c.attrs().getBool("align_corners", false)));
 }

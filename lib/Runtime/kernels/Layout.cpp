@@ -129,19 +129,27 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRoll(const CallNode &c, const Kern
   if (shifts.size() != dims.size())
     return kernelError(c, "shifts and dims differ in length");
   auto st = stridesOf(shape);
-  std::vector<int64_t> shift(shape.size(), 0);
+  // Output element i of a dim reads element (i + start) mod n. PyTorch's
+  // roll computes start as (n - shift) mod n, its subtraction wrapping
+  // (two's complement) for shifts near INT64_MIN; the same, in unsigned
+  // arithmetic where C++ defines the wrap. Several shifts of one dim add.
+  std::vector<int64_t> start(shape.size(), 0);
   for (size_t i = 0; i < dims.size(); ++i) {
     int d = normAxis(dims[i], shape.size());
     if (d < 0 || d >= int(shape.size()))
       return kernelError(c, "dim " + llvm::Twine(dims[i]) + " out of range");
-    shift[d] += shifts[i];
+    int64_t n = shape[d];
+    if (n == 0)
+      continue;
+    int64_t k = int64_t(uint64_t(n) - uint64_t(shifts[i])) % n;
+    start[d] = (start[d] + (k < 0 ? k + n : k)) % n;
   }
   std::vector<std::vector<int64_t>> off(shape.size());
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t n = shape[d];
     off[d].resize(n);
     for (int64_t i = 0; i < n; ++i)
-      off[d][i] = (((i - shift[d]) % n + n) % n) * st[d];
+      off[d][i] = ((i + start[d]) % n) * st[d];
   }
   return indexMap(c, shape, std::move(off));
 }

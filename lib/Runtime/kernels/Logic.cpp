@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "Operands.h"
 
+#include "kc/Support/FloatToInt.h"
+
 namespace kc::rt {
 namespace {
 
@@ -40,6 +42,7 @@ struct Arg {
   int input = -1;
   DType dtype = DType::F32;
   double scalar = 0;
+  int64_t scalarInt = 0; ///< the scalar as an integer operand reads it
   bool scalarIsInt = false;
   std::vector<int64_t> strides;
 };
@@ -66,7 +69,7 @@ public:
       for (size_t a = 0; a < k; ++a) {
         const Arg &g = args_[a];
         if (g.input < 0) {
-          dv[a] = g.scalar, iv[a] = int64_t(g.scalar);
+          dv[a] = g.scalar, iv[a] = g.scalarInt;
           allInt &= g.scalarIsInt;
           continue;
         }
@@ -105,7 +108,7 @@ private:
       static_cast<float *>(y)[o] = asInt ? float(i) : float(d);
       break;
     case DType::I64:
-      static_cast<int64_t *>(y)[o] = asInt ? i : int64_t(d);
+      static_cast<int64_t *>(y)[o] = asInt ? i : torchCast<int64_t>(d);
       break;
     default:
       static_cast<uint8_t *>(y)[o] = asInt ? i != 0 : d != 0;
@@ -251,6 +254,15 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLogic(const CallNode &c, const Ker
         return kernelError(c, "missing " + llvm::Twine(name));
       a.scalar = v->isBool() ? double(v->getBool()) : v->getNumber();
       a.scalarIsInt = v->isInt() || v->isBool();
+      // An integer result takes a float scalar truncated, as PyTorch does;
+      // one it cannot hold (NaN, 1e300) type inference refuses.
+      if ((F == Fn::Where || F == Fn::MaskedFill) && isInt(outType) && !a.scalarIsInt &&
+          !scalarFits(a.scalar, outType))
+        return kernelError(c, llvm::Twine(name) + " = " + attrToString(*v) + " cannot be " +
+                                  "converted to " + dtypeName(outType) + " without overflow");
+      a.scalarInt = v->isInt()    ? v->getInt()
+                    : v->isBool() ? int64_t(v->getBool())
+                                  : saturatingInt64(a.scalar);
       a.strides.assign(out->size(), 0);
     }
     args.push_back(std::move(a));

@@ -2,6 +2,7 @@
 #include "CallInfo.h"
 #include "Parallel.h"
 
+#include "kc/IR/Padding.h"
 #include "kc/Support/FloatToInt.h"
 
 #include <cstring>
@@ -10,12 +11,14 @@ namespace kc::rt {
 namespace {
 
 /// F.pad over the trailing dims: constant, reflect, replicate and circular.
+/// Every output element reads the input at padSourceIndex along each dim,
+/// a closed form: no padding, however large, makes it loop.
 class PadKernel final : public OpKernel {
 public:
   PadKernel(std::vector<int64_t> in, std::vector<int64_t> out, std::vector<int64_t> before,
-            std::string mode, float value)
-      : in_(std::move(in)), out_(std::move(out)), before_(std::move(before)),
-        mode_(std::move(mode)), value_(value) {}
+            PadMode mode, float value)
+      : in_(std::move(in)), out_(std::move(out)), before_(std::move(before)), mode_(mode),
+        value_(value) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) const override {
     const float *x = in[0]->data<float>();
@@ -28,50 +31,44 @@ public:
       inStride[i] = st, st *= in_[i];
     parallelFor(n, n > 65536, [&](int64_t o) {
       int64_t rem = o, off = 0;
-      bool inside = true;
       for (size_t d = r; d-- > 0;) {
-        int64_t i = rem % out_[d] - before_[d];
+        int64_t i = padSourceIndex(rem % out_[d] - before_[d], in_[d], mode_);
         rem /= out_[d];
-        int64_t sz = in_[d];
-        if (i < 0 || i >= sz) {
-          if (mode_ == "constant") {
-            inside = false;
-            break;
-          }
-          if (mode_ == "reflect")
-            while (i < 0 || i >= sz)
-              i = i < 0 ? -i : 2 * (sz - 1) - i;
-          else if (mode_ == "replicate")
-            i = std::clamp<int64_t>(i, 0, sz - 1);
-          else // circular
-            i = ((i % sz) + sz) % sz;
+        if (i < 0) {
+          y[o] = value_;
+          return;
         }
         off += i * inStride[d];
       }
-      y[o] = inside ? x[off] : value_;
+      y[o] = x[off];
     });
   }
 
 private:
   std::vector<int64_t> in_, out_, before_;
-  std::string mode_;
+  PadMode mode_;
   float value_;
 };
 
+/// The shapes come from the call's types; they are checked once more
+/// against kc/IR/Padding.h, the rules the type rule applied, because a
+/// kernel may be built for a call made inside kc (kernelAs).
 llvm::Expected<std::unique_ptr<OpKernel>> makePad(const CallNode &c, const CallShapes &io) {
-  const std::vector<int64_t> *in = &io.in, *out = &io.out;
-  std::vector<int64_t> pad = c.attrs().getInts("pad", c.attrs().getInts("padding"));
-  if (pad.size() % 2 || pad.size() / 2 > in->size())
-    return kernelError(c, "pad must hold pairs for at most " + llvm::Twine(in->size()) + " dims");
-  std::vector<int64_t> before(in->size(), 0);
-  // pad lists (left, right) pairs from the last dim backwards.
-  for (size_t i = 0; i < pad.size() / 2; ++i)
-    before[in->size() - 1 - i] = pad[2 * i];
-  std::string mode = c.attrs().getString("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular")
-    return kernelError(c, "unknown pad mode '" + mode + "'");
+  auto p = readPadding(c);
+  if (!p)
+    return kernelError(c, llvm::toString(p.takeError()));
+  auto padded = paddedShape(io.in, *p, shapeToString(io.in));
+  if (!padded)
+    return kernelError(c, llvm::toString(padded.takeError()));
+  if (*padded != io.out)
+    return kernelError(c, "the result " + shapeToString(io.out) + " is not the padded shape " +
+                              shapeToString(*padded));
+  std::vector<int64_t> before(io.in.size(), 0);
+  // pad lists (before, after) pairs from the last dim backwards.
+  for (size_t i = 0; i < p->pairs.size() / 2; ++i)
+    before[io.in.size() - 1 - i] = p->pairs[2 * i];
   double value = c.attrs().getFloat("value", 0.0);
-  return std::unique_ptr<OpKernel>(new PadKernel(*in, *out, before, mode, float(value)));
+  return std::unique_ptr<OpKernel>(new PadKernel(io.in, io.out, before, p->mode, float(value)));
 }
 KC_REGISTER_KERNEL(pad, "F.pad", withShapes<makePad>);
 

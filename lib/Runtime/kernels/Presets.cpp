@@ -6,32 +6,33 @@
 //===----------------------------------------------------------------------===//
 #include "Rebind.h"
 
+#include "kc/IR/Padding.h"
+
 namespace kc::rt {
 namespace {
 
-/// nn.ZeroPad2d, nn.ConstantPad*d, nn.ReflectionPad*d, nn.ReplicationPad*d.
-template <const char *Mode>
+/// nn.ZeroPad2d, nn.ConstantPad*d, nn.ReflectionPad*d, nn.ReplicationPad*d:
+/// F.pad with the mode and pairs kc/IR/Padding.h reads from the op type.
 llvm::Expected<std::unique_ptr<OpKernel>> makePadModule(const CallNode &c,
                                                         const KernelBuildContext &ctx) {
-  const AttrValue *p = c.attrs().find("padding");
-  if (!p || p->isNone())
-    return kernelError(c, "needs padding");
+  auto p = readPadding(c);
+  if (!p)
+    return kernelError(c, llvm::toString(p.takeError()));
   return kernelAs(c, "F.pad",
-                  {{"pad", *p},
-                   {"mode", AttrValue::string(Mode)},
+                  {{"pad", AttrValue::intList(p->pairs)},
+                   {"mode", AttrValue::string(padModeName(p->mode).str())},
                    {"value", AttrValue::real(c.attrs().getFloat("value", 0.0))}},
                   ctx);
 }
-constexpr char kConstant[] = "constant", kReflect[] = "reflect", kReplicate[] = "replicate";
-KC_REGISTER_KERNEL(zeropad2d, "nn.ZeroPad2d", makePadModule<kConstant>);
-KC_REGISTER_KERNEL(constantpad1d, "nn.ConstantPad1d", makePadModule<kConstant>);
-KC_REGISTER_KERNEL(constantpad2d, "nn.ConstantPad2d", makePadModule<kConstant>);
-KC_REGISTER_KERNEL(constantpad3d, "nn.ConstantPad3d", makePadModule<kConstant>);
-KC_REGISTER_KERNEL(reflectionpad1d, "nn.ReflectionPad1d", makePadModule<kReflect>);
-KC_REGISTER_KERNEL(reflectionpad2d, "nn.ReflectionPad2d", makePadModule<kReflect>);
-KC_REGISTER_KERNEL(replicationpad1d, "nn.ReplicationPad1d", makePadModule<kReplicate>);
-KC_REGISTER_KERNEL(replicationpad2d, "nn.ReplicationPad2d", makePadModule<kReplicate>);
-KC_REGISTER_KERNEL(replicationpad3d, "nn.ReplicationPad3d", makePadModule<kReplicate>);
+KC_REGISTER_KERNEL(zeropad2d, "nn.ZeroPad2d", makePadModule);
+KC_REGISTER_KERNEL(constantpad1d, "nn.ConstantPad1d", makePadModule);
+KC_REGISTER_KERNEL(constantpad2d, "nn.ConstantPad2d", makePadModule);
+KC_REGISTER_KERNEL(constantpad3d, "nn.ConstantPad3d", makePadModule);
+KC_REGISTER_KERNEL(reflectionpad1d, "nn.ReflectionPad1d", makePadModule);
+KC_REGISTER_KERNEL(reflectionpad2d, "nn.ReflectionPad2d", makePadModule);
+KC_REGISTER_KERNEL(replicationpad1d, "nn.ReplicationPad1d", makePadModule);
+KC_REGISTER_KERNEL(replicationpad2d, "nn.ReplicationPad2d", makePadModule);
+KC_REGISTER_KERNEL(replicationpad3d, "nn.ReplicationPad3d", makePadModule);
 
 /// nn.UpsamplingNearest2d and F.upsample_nearest; nn.UpsamplingBilinear2d
 /// and F.upsample_bilinear, which align corners.

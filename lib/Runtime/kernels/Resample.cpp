@@ -13,6 +13,7 @@
 #include "Resample.h"
 #include "Operands.h"
 #include "Parallel.h"
+#include "kc/Support/FloatToInt.h"
 
 #include <cmath>
 
@@ -47,13 +48,13 @@ Axis makeAxis(Mode mode, int64_t in, int64_t out, bool align, double scaleFactor
     case Mode::NearestExact: {
       float src = mode == Mode::Nearest ? std::floor(float(o) * scale)
                                         : std::floor((float(o) + 0.5f) * scale);
-      a.idx.push_back(std::min<int64_t>(int64_t(src), in - 1));
+      a.idx.push_back(clampedIndex(src, 0, in - 1));
       a.w.push_back(1.f);
       break;
     }
     case Mode::Linear: {
       float src = align ? scale * float(o) : std::max(scale * (float(o) + 0.5f) - 0.5f, 0.f);
-      int64_t i0 = std::min<int64_t>(int64_t(src), in - 1);
+      int64_t i0 = clampedIndex(src, 0, in - 1);
       int64_t i1 = std::min<int64_t>(i0 + 1, in - 1);
       float l = std::min(src - float(i0), 1.f);
       a.idx.push_back(i0), a.idx.push_back(i1);
@@ -68,7 +69,7 @@ Axis makeAxis(Mode mode, int64_t in, int64_t out, bool align, double scaleFactor
       float w[4] = {cubicOuter(t + 1, A), cubicInner(t, A), cubicInner(1 - t, A),
                     cubicOuter(2 - t, A)};
       for (int k = 0; k < 4; ++k) {
-        a.idx.push_back(std::clamp<int64_t>(int64_t(f) - 1 + k, 0, in - 1));
+        a.idx.push_back(std::clamp<int64_t>(clampedIndex(f, -2, in) - 1 + k, 0, in - 1));
         a.w.push_back(w[k]);
       }
       break;

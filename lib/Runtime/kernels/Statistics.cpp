@@ -4,7 +4,8 @@
 // logsumexp subtracts the maximum first; std and var take the mean first
 // and then the squared deviations (two passes, as PyTorch); norm is
 // Σ|x|^p to the 1/p, with 'fro' and 2 as the square root of Σx², inf as
-// max |x|.
+// max |x|. Over no element they give PyTorch's values: logsumexp -inf (the
+// log of an empty sum), std and var NaN (0/0), norm 0 for every p.
 //
 //===----------------------------------------------------------------------===//
 #include "Operands.h"
@@ -59,6 +60,8 @@ private:
     }
     case Stat::Std:
     case Stat::Var: {
+      if (n == 0)
+        return NAN; // unbiased, Σ of nothing over n - 1 = -1 would give -0
       double mean = 0;
       for (int64_t r = 0; r < n; ++r)
         mean += b[red[r]];
@@ -71,6 +74,8 @@ private:
     }
     case Stat::Norm: {
       double acc = 0;
+      if (n == 0)
+        return 0; // every p, inf and -inf included (PyTorch 1.13)
       if (std::isinf(p_)) {
         acc = p_ > 0 ? 0 : INFINITY;
         for (int64_t r = 0; r < n; ++r) {
@@ -110,7 +115,9 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeStat(const CallNode &c, const Kern
     return in.takeError();
   if (auto e = requireF32(c))
     return e;
-  if (numElements(*in) == 0)
+  // logsumexp, std, var and norm of nothing are -inf, NaN, NaN and 0, as
+  // in PyTorch; a maximum or minimum of nothing type inference refuses.
+  if ((S == Stat::Max || S == Stat::Min) && numElements(*in) == 0)
     return kernelError(c, "reduces an empty tensor");
   std::vector<int64_t> dims = dimList(c);
   if ((S == Stat::Max || S == Stat::Min) && !dims.empty())

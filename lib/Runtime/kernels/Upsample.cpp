@@ -9,6 +9,8 @@
 #include "Parallel.h"
 #include "Resample.h"
 
+#include "kc/Support/FloatToInt.h"
+
 namespace kc::rt {
 namespace {
 
@@ -22,13 +24,13 @@ public:
                     std::vector<int64_t> &i1, std::vector<float> &l) {
       for (int64_t o = 0; o < out; ++o) {
         if (!bilinear_) {
-          int64_t s = std::min<int64_t>(int64_t(std::floor(o * ratio)), in - 1);
+          int64_t s = clampedIndex(std::floor(o * ratio), 0, in - 1);
           i0.push_back(s), i1.push_back(s), l.push_back(0.f);
           continue;
         }
         double src = align_ ? (out > 1 ? o * double(in - 1) / double(out - 1) : 0.0)
                             : std::max((o + 0.5) * ratio - 0.5, 0.0);
-        int64_t a = std::min<int64_t>(int64_t(src), in - 1);
+        int64_t a = clampedIndex(src, 0, in - 1);
         int64_t b = std::min<int64_t>(a + 1, in - 1);
         i0.push_back(a), i1.push_back(b), l.push_back(float(src - a));
       }

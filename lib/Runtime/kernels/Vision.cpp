@@ -13,27 +13,33 @@
 #include "Operands.h"
 #include "Parallel.h"
 
+#include "kc/Support/FloatToInt.h"
+
 namespace kc::rt {
 namespace {
 
 /// torchvision's RoIAlign sampler: 0 beyond one pixel outside, clamped
-/// at the borders.
+/// at the borders. A NaN position (a NaN box) reads 0, as outside: there
+/// torchvision converts NaN to an index and crashes.
 float roiBilinear(const float *plane, int64_t H, int64_t W, float y, float x) {
-  if (y < -1.f || y > float(H) || x < -1.f || x > float(W))
+  if (!(y >= -1.f && y <= float(H) && x >= -1.f && x <= float(W)))
     return 0.f;
   y = std::max(y, 0.f), x = std::max(x, 0.f);
-  int64_t y0 = int64_t(y), x0 = int64_t(x), y1, x1;
+  int64_t y0 = clampedIndex(y, 0, H - 1), x0 = clampedIndex(x, 0, W - 1), y1 = y0 + 1, x1 = x0 + 1;
   if (y0 >= H - 1)
-    y1 = y0 = H - 1, y = float(y0);
-  else
-    y1 = y0 + 1;
+    y1 = y0, y = float(y0);
   if (x0 >= W - 1)
-    x1 = x0 = W - 1, x = float(x0);
-  else
-    x1 = x0 + 1;
+    x1 = x0, x = float(x0);
   float ly = y - float(y0), lx = x - float(x0), hy = 1 - ly, hx = 1 - lx;
   return hy * hx * plane[y0 * W + x0] + hy * lx * plane[y0 * W + x1] +
          ly * hx * plane[y1 * W + x0] + ly * lx * plane[y1 * W + x1];
+}
+
+/// Samples per side of a bin: sampling_ratio, or torchvision's int of
+/// ceil(bin size), which is INT32_MIN (no sample, hence 0) for a bin that
+/// is NaN, infinite or wider than int32 (x86-64's conversion).
+int64_t roiGrid(int64_t ratio, float binSize) {
+  return ratio > 0 ? ratio : torchCast<int32_t>(std::ceil(binSize));
 }
 
 class RoiAlignKernel final : public OpKernel {
@@ -49,18 +55,18 @@ public:
     const float off = aligned_ ? 0.5f : 0.f;
     for (int64_t k = 0; k < K_; ++k) {
       const float *r = rois + k * 5;
-      int64_t b = int64_t(r[0]);
+      // A batch index that is NaN or names no image gives zeros.
+      std::optional<int64_t> b = truncToInt64(r[0]);
       float sw = r[1] * scale_ - off, sh = r[2] * scale_ - off;
       float rw = r[3] * scale_ - off - sw, rh = r[4] * scale_ - off - sh;
       if (!aligned_)
         rw = std::max(rw, 1.f), rh = std::max(rh, 1.f);
       float bh = rh / float(OH_), bw = rw / float(OW_);
-      int64_t gh = ratio_ > 0 ? ratio_ : int64_t(std::ceil(rh / float(OH_)));
-      int64_t gw = ratio_ > 0 ? ratio_ : int64_t(std::ceil(rw / float(OW_)));
+      int64_t gh = roiGrid(ratio_, rh / float(OH_)), gw = roiGrid(ratio_, rw / float(OW_));
       float count = float(std::max<int64_t>(gh * gw, 1));
-      bool valid = b >= 0 && b < N_;
+      bool valid = b && *b >= 0 && *b < N_;
       for (int64_t ch = 0; ch < C_; ++ch) {
-        const float *plane = valid ? x + (b * C_ + ch) * H_ * W_ : nullptr;
+        const float *plane = valid ? x + (*b * C_ + ch) * H_ * W_ : nullptr;
         for (int64_t ph = 0; ph < OH_; ++ph)
           for (int64_t pw = 0; pw < OW_; ++pw) {
             float sum = 0;
@@ -99,6 +105,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRoiAlign(const CallNode &c,
     return e;
   if (in->size() != 4 || rois->size() != 2 || (*rois)[1] != 5 || out->size() != 4)
     return kernelError(c, "expects (N, C, H, W) and (K, 5) boxes");
+  if ((*in)[2] == 0 || (*in)[3] == 0)
+    return kernelError(c, "the input " + shapeToString(*in) + " has no pixel to sample");
   return std::unique_ptr<OpKernel>(new RoiAlignKernel(
       (*in)[0], (*in)[1], (*in)[2], (*in)[3], (*rois)[0], (*out)[2], (*out)[3],
       float(c.attrs().getFloat("spatial_scale", 1.0)), c.attrs().getInt("sampling_ratio", -1),
@@ -107,11 +115,15 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRoiAlign(const CallNode &c,
 KC_REGISTER_KERNEL(roi_align, "torchvision.ops.RoIAlign", makeRoiAlign);
 
 /// torchvision's deformable-convolution sampler: 0 beyond one pixel
-/// outside, each corner read only where it is inside.
+/// outside, each corner read only where it is inside. A NaN position
+/// gives NaN, as torchvision's NaN weights do.
 float deformBilinear(const float *plane, int64_t H, int64_t W, float h, float w) {
+  if (std::isnan(h) || std::isnan(w))
+    return NAN;
   if (h <= -1 || float(H) <= h || w <= -1 || float(W) <= w)
     return 0.f;
-  int64_t h0 = int64_t(std::floor(h)), w0 = int64_t(std::floor(w)), h1 = h0 + 1, w1 = w0 + 1;
+  int64_t h0 = clampedIndex(std::floor(h), -1, H), w0 = clampedIndex(std::floor(w), -1, W),
+          h1 = h0 + 1, w1 = w0 + 1;
   float lh = h - float(h0), lw = w - float(w0), hh = 1 - lh, hw = 1 - lw;
   auto at = [&](int64_t yy, int64_t xx) {
     return yy >= 0 && xx >= 0 && yy < H && xx < W ? plane[yy * W + xx] : 0.f;

@@ -8,6 +8,8 @@
 #include "../Rebind.h"
 #include "ConvAlgorithms.h"
 
+#include "kc/IR/Padding.h"
+
 namespace kc::rt {
 namespace {
 
@@ -83,19 +85,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePaddedConv(const CallNode &c,
       return kernelError(c, "malformed padding");
     }
   }
-  std::vector<int64_t> padded = *in;
-  for (size_t i = 0; i < n; ++i) {
-    int64_t before = pairs[2 * (n - 1 - i)], after = pairs[2 * (n - 1 - i) + 1];
-    int64_t size = (*in)[2 + i];
-    // PyTorch's reflect needs pads below the size, circular at most it.
-    if (before < 0 || after < 0 || (mode == "reflect" && (before >= size || after >= size)) ||
-        (mode == "circular" && (before > size || after > size)))
-      return kernelError(c, "padding " + llvm::Twine(before) + ", " + llvm::Twine(after) +
-                                " is too large for '" + mode + "' over a dim of " +
-                                llvm::Twine(size));
-    padded[2 + i] += before + after;
-  }
-  Type paddedType = tensorType(DType::F32, padded);
+  // F.pad's rules (kc/IR/Padding.h), as PyTorch pads before convolving.
+  auto padded = paddedShape(*in, Padding{*parsePadMode(mode), pairs}, shapeToString(*in));
+  if (!padded)
+    return kernelError(c, llvm::toString(padded.takeError()));
+  Type paddedType = tensorType(DType::F32, *padded);
   auto pad = kernelAs(c, "F.pad", c.args().take_front(1), c.keys().take_front(1),
                       {{"pad", AttrValue::intList(pairs)}, {"mode", AttrValue::string(mode)}}, ctx,
                       paddedType);
@@ -115,7 +109,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePaddedConv(const CallNode &c,
   if (!conv)
     return conv.takeError();
   return std::unique_ptr<OpKernel>(
-      new PaddedConvKernel(std::move(*pad), std::move(*conv), std::move(padded)));
+      new PaddedConvKernel(std::move(*pad), std::move(*conv), std::move(*padded)));
 }
 
 } // namespace kc::rt
