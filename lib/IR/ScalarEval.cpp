@@ -56,18 +56,43 @@ template <typename F> static IntResult roundToInt(double v, F round) {
   return std::nullopt;
 }
 
+/// torch.<dtype>(x) of a number, where the value is kept exactly: floats to
+/// f32 or f64, truncation to i64 or i32 within range, bool; other casts are
+/// left to run time.
+static std::optional<AttrValue> evalCast(DType to, const AttrValue &x) {
+  if (!x.isNumber() && !x.isBool())
+    return std::nullopt;
+  double v = x.isBool() ? double(x.getBool()) : x.getNumber();
+  switch (to) {
+  case DType::Bool: return AttrValue::boolean(v != 0);
+  case DType::F32: return AttrValue::real(double(float(v)));
+  case DType::F64: return AttrValue::real(v);
+  case DType::I64:
+  case DType::I32: {
+    if (x.isInt() || x.isBool())
+      return to == DType::I32 && (v < INT32_MIN || v > INT32_MAX)
+                 ? std::nullopt
+                 : std::optional<AttrValue>(AttrValue::integer(x.isBool() ? x.getBool() : x.getInt()));
+    double t = std::trunc(v);
+    bool fits = to == DType::I64 ? t >= -9223372036854775808.0 && t < 9223372036854775808.0
+                                 : t >= INT32_MIN && t <= INT32_MAX;
+    return fits ? std::optional<AttrValue>(AttrValue::integer(int64_t(t))) : std::nullopt;
+  }
+  default: return std::nullopt;
+  }
+}
+
 static std::optional<AttrValue> evalUnary(llvm::StringRef op, const AttrValue &x) {
+  if (auto cast = parseTorchDType(op))
+    return evalCast(*cast, x);
   if (x.isInt() || x.isBool()) {
     int64_t v = x.isBool() ? x.getBool() : x.getInt();
     if (op == "neg") return intSub(0, v);
     if (op == "abs") return v < 0 ? intSub(0, v) : AttrValue::integer(v);
     if (op == "sign") return AttrValue::integer((v > 0) - (v < 0));
     if (op == "square") return intMul(v, v);
-    if (op == "int" || op == "torch.long" || op == "ceil" || op == "floor" || op == "trunc" ||
-        op == "round")
+    if (op == "int" || op == "ceil" || op == "floor" || op == "trunc" || op == "round")
       return AttrValue::integer(v);
-    if (op == "torch.float") return AttrValue::real(double(v));
-    if (op == "torch.bool") return AttrValue::boolean(v != 0);
   }
   if (!x.isNumber())
     return std::nullopt;
@@ -99,17 +124,15 @@ static std::optional<AttrValue> evalUnary(llvm::StringRef op, const AttrValue &x
             .Case("abs", [](double a) { return std::fabs(a); })
             .Case("sign", [](double a) { return double((a > 0) - (a < 0)); })
             .Case("square", [](double a) { return a * a; })
-            .Case("torch.float", [](double a) { return a; })
             .Default(nullptr);
   if (f)
     return AttrValue::real(f(v));
   // Rounding to an integer gives a Python int, as torch/pnnx fold them.
   if (op == "ceil") return roundToInt(v, [](double a) { return std::ceil(a); });
   if (op == "floor") return roundToInt(v, [](double a) { return std::floor(a); });
-  if (op == "trunc" || op == "int" || op == "torch.long")
+  if (op == "trunc" || op == "int")
     return roundToInt(v, [](double a) { return std::trunc(a); });
   if (op == "round") return roundToInt(v, [](double a) { return std::nearbyint(a); });
-  if (op == "torch.bool") return AttrValue::boolean(v != 0);
   return std::nullopt;
 }
 

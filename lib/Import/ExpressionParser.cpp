@@ -18,9 +18,8 @@ int expressionArity(llvm::StringRef name) {
       .Cases("sin", "cos", "tan", "asin", "acos", "atan", 1)
       .Cases("sinh", "cosh", "tanh", "asinh", "acosh", "atanh", 1)
       .Cases("ceil", "floor", "trunc", "round", "int", 1)
-      .Cases("torch.float", "torch.long", "torch.bool", 1)
       .Case("size", -1)
-      .Default(0);
+      .Default(parseTorchDType(name) ? 1 : 0); // casts: torch.float, torch.int, ...
 }
 
 namespace {

@@ -106,7 +106,10 @@ Code codeOf(llvm::StringRef op) {
       .Case("floor", Code::Floor)
       .Cases("trunc", "int", Code::Trunc)
       .Case("round", Code::Round)
-      .Case("torch.float", Code::Identity)
+      // Integer casts inside an f32 program: the truncated value, exact in
+      // f32 up to 2^24 as PyTorch's int-to-float conversion.
+      .Cases("torch.int", "torch.int32", "torch.long", "torch.int64", Code::Trunc)
+      .Cases("torch.float", "torch.float32", Code::Identity)
       .Default(Code::Invalid);
 }
 

@@ -55,10 +55,10 @@ llvm::Expected<Type> elementwiseRule(const CallNode &c) {
     dt = isFloating(weak) ? DType::F32 : DType::I64;
   if (alwaysFloat(op) && !isFloating(dt))
     dt = DType::F32;
-  if (op == "torch.long" || op == "int")
+  if (op == "int")
     dt = DType::I64;
-  if (op == "torch.bool")
-    dt = DType::Bool;
+  if (auto cast = parseTorchDType(op))
+    dt = *cast;
   return tensorType(dt, dims);
 }
 
@@ -138,9 +138,26 @@ KC_UNARY(floor, "floor", "round down");
 KC_UNARY(trunc, "trunc", "round toward zero");
 KC_UNARY(round, "round", "round half to even");
 KC_UNARY(int_, "int", "Python int(): truncation");
+// Casts, one per name parseTorchDType knows (pnnx writes them as written).
 KC_UNARY(to_float, "torch.float", "cast to float32");
+KC_UNARY(to_float32, "torch.float32", "cast to float32");
+KC_UNARY(to_double, "torch.double", "cast to float64");
+KC_UNARY(to_float64, "torch.float64", "cast to float64");
+KC_UNARY(to_half, "torch.half", "cast to float16");
+KC_UNARY(to_float16, "torch.float16", "cast to float16");
+KC_UNARY(to_bfloat16, "torch.bfloat16", "cast to bfloat16");
+KC_UNARY(to_int, "torch.int", "cast to int32");
+KC_UNARY(to_int32, "torch.int32", "cast to int32");
 KC_UNARY(to_long, "torch.long", "cast to int64");
+KC_UNARY(to_int64, "torch.int64", "cast to int64");
+KC_UNARY(to_short, "torch.short", "cast to int16");
+KC_UNARY(to_int16, "torch.int16", "cast to int16");
+KC_UNARY(to_int8, "torch.int8", "cast to int8");
+KC_UNARY(to_uint8, "torch.uint8", "cast to uint8");
 KC_UNARY(to_bool, "torch.bool", "cast to bool");
+KC_UNARY(to_complex32, "torch.complex32", "cast to complex32");
+KC_UNARY(to_complex64, "torch.complex64", "cast to complex64");
+KC_UNARY(to_complex128, "torch.complex128", "cast to complex128");
 
 KC_REGISTER_OP(size, "size")
     .describe("size(x, d): dim d of x; size(x): the shape")
