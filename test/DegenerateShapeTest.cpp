@@ -151,7 +151,7 @@ TEST_CASE("padding: every mode reads PyTorch's elements, crops and whole folds i
 TEST_CASE("padding: the source index is a closed form, in range for any position") {
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
-  for (int64_t i : {INT64_MIN / 4, int64_t(-1) << 40, int64_t(-7), int64_t(9), INT64_MAX / 4}) {
+  for (int64_t i : {INT64_MIN / 4, -(int64_t(1) << 40), int64_t(-7), int64_t(9), INT64_MAX / 4}) {
     INFO(i);
     for (int64_t size : {1, 2, 3, 1000}) {
       for (PadMode m : {PadMode::Reflect, PadMode::Replicate, PadMode::Circular}) {

@@ -66,7 +66,8 @@ inline TextRun runText(const std::string &text, const std::vector<rt::Tensor> &i
 template <typename T>
 rt::Tensor tensorOf(DType dtype, std::vector<int64_t> shape, const std::vector<T> &values) {
   rt::Tensor t = rt::Tensor::empty(dtype, shape);
-  std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
+  if (!values.empty()) // an empty tensor may have no storage to copy to
+    std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
   return t;
 }
 inline rt::Tensor f32(std::vector<int64_t> shape, const std::vector<float> &values) {
