@@ -29,8 +29,9 @@ using namespace kc;
 
 namespace {
 
-/// An ExprMutator whose memo is seeded with parameter replacements.
-class Substitute final : public ExprMutator {
+/// A mutator whose memo is seeded with parameter replacements; mixed mode,
+/// so that a deep expression costs no stack.
+class Substitute final : public MixedModeMutator {
 public:
   void bind(const ExprNode *from, Expr to) { memo_[from] = std::move(to); }
 };
