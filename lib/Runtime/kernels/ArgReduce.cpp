@@ -162,6 +162,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const Kern
     return in.takeError();
   if (auto e = requireF32(c))
     return e;
+  // PyTorch's order of unsorted results is its selection algorithm's;
+  // kc's would be another.
+  if (auto e = refuseAttr(c, "sorted", AttrValue::boolean(true),
+                          "results in the order of PyTorch's selection algorithm; kc sorts them"))
+    return e;
   auto l = axisLine(c, *in, c.attrs().getInt("dim", -1));
   if (!l)
     return l.takeError();
