@@ -238,6 +238,15 @@ case("shape_reshape_as_input", lambda: Fn(lambda x, y: x.reshape_as(y)), [Y, f32
 case("shape_expand_as_input", lambda: Fn(lambda x, y: x.expand_as(y)), [f32(3, 1, 6), Y],
      "Tensor.expand_as")
 case("shape_type_as", lambda: Fn(lambda x, i: x.type_as(i)), [Y, i64(5, 3)], "Tensor.type_as")
+# Tensor.to as pnnx writes it: dtype=torch.long, torch.int, torch.bool, torch.float.
+HALVES = lambda: torch.randn(2, 3, 5) * 3 * (torch.rand(2, 3, 5) > 0.2)  # noqa: E731
+case("to_f32_i64", lambda: Fn(lambda x: x.to(torch.int64)), [HALVES], "Tensor.to")
+case("to_f32_i32", lambda: Fn(lambda x: x.int()), [HALVES], "Tensor.to")
+case("to_f32_bool", lambda: Fn(lambda x: x.to(torch.bool)), [HALVES], "Tensor.to")
+case("to_i64_f32", lambda: Fn(lambda i: i.to(torch.float32) * 0.5), [i64(100, 3, 4)], "Tensor.to")
+case("to_bool_f32", lambda: Fn(lambda x: (x > 0).float()), [f32(3, 4)], "Tensor.to")
+case("to_i64_i32", lambda: Fn(lambda i: i.to(torch.int32)), [i64(1000, 3, 4)], "Tensor.to")
+case("to_f32_f64", lambda: Fn(lambda x: x.double()), [f32(3, 4)], "Tensor.to")
 case("shape_squeeze", lambda: Fn(lambda x: torch.squeeze(x, 1)), [f32(2, 1, 4, 1)],
      "torch.squeeze")
 case("shape_squeeze_all", lambda: Fn(lambda x: x.squeeze()), [f32(2, 1, 4, 1)], "torch.squeeze")
@@ -330,6 +339,9 @@ for name, mod, inp, ty in [
                                                  output_padding=(1, 2), groups=2,
                                                  dilation=(1, 2)), C2, "nn.ConvTranspose2d"),
     ("convtranspose3d", lambda: nn.ConvTranspose3d(4, 3, 2), C3, "nn.ConvTranspose3d"),
+    ("convtranspose3d_dilation", lambda: nn.ConvTranspose3d(4, 3, (2, 3, 2), stride=(1, 2, 1),
+                                                    dilation=(2, 1, 3)), C3,
+     "nn.ConvTranspose3d"),
     ("convtranspose3d_attrs", lambda: nn.ConvTranspose3d(4, 2, (3, 2, 2), stride=(2, 1, 2),
                                                  padding=(1, 0, 1), output_padding=(1, 0, 1),
                                                  groups=2, bias=False), C3,
@@ -349,10 +361,19 @@ case("F_conv2d_nobias", lambda: Fn(lambda x, w: F.conv2d(x, w, stride=2, groups=
      [C2, f32(8, 1, 3, 3)], "F.conv2d")
 case("F_conv3d", lambda: Fn(lambda x, w: F.conv3d(x, w, padding=1)), [C3, f32(2, 4, 3, 3, 3)],
      "F.conv3d")
+case("F_conv3d_attrs", lambda: Fn(lambda x, w, b: F.conv3d(
+    x, w, b, stride=(1, 2, 1), padding=(1, 0, 2), dilation=(2, 1, 2), groups=2)),
+     [C3, f32(6, 2, 2, 3, 2), f32(6)], "F.conv3d")
 case("F_conv_transpose1d", lambda: Fn(lambda x, w, b: F.conv_transpose1d(
     x, w, b, stride=2, output_padding=1)), [C1, f32(4, 3, 3), f32(3)], "F.conv_transpose1d")
 case("F_conv_transpose2d", lambda: Fn(lambda x, w: F.conv_transpose2d(
     x, w, stride=(1, 2), padding=1, groups=2)), [C2, f32(4, 2, 3, 3)], "F.conv_transpose2d")
+case("F_conv_transpose1d_attrs", lambda: Fn(lambda x, w: F.conv_transpose1d(
+    x, w, stride=3, padding=2, output_padding=1, groups=2, dilation=2)), [C1, f32(4, 3, 3)],
+     "F.conv_transpose1d")
+case("F_conv_transpose3d_attrs", lambda: Fn(lambda x, w, b: F.conv_transpose3d(
+    x, w, b, stride=(2, 1, 1), padding=(0, 1, 1), output_padding=(1, 0, 0), groups=4,
+    dilation=(1, 2, 2))), [C3, f32(4, 1, 2, 3, 2), f32(4)], "F.conv_transpose3d")
 case("F_conv_transpose3d", lambda: Fn(lambda x, w, b: F.conv_transpose3d(x, w, b, stride=2)),
      [C3, f32(4, 2, 2, 2, 2), f32(2)], "F.conv_transpose3d")
 case("F_linear", lambda: Fn(lambda x, w, b: F.linear(x, w, b)), [C1, f32(5, 9), f32(5)],
@@ -386,6 +407,10 @@ for name, mod, inp, ty in [
     ("instancenorm2d_stats", lambda: nn.InstanceNorm2d(4, track_running_stats=True), C2,
      "nn.InstanceNorm2d"),
     ("instancenorm3d", lambda: nn.InstanceNorm3d(4, affine=True), C3, "nn.InstanceNorm3d"),
+    ("instancenorm1d_stats", lambda: nn.InstanceNorm1d(4, eps=0.01, track_running_stats=True), C1,
+     "nn.InstanceNorm1d"),
+    ("instancenorm3d_stats", lambda: nn.InstanceNorm3d(4, affine=True, track_running_stats=True),
+     C3, "nn.InstanceNorm3d"),
 ]:
     case("nn_" + name, lambda mod=mod: nn.Sequential(mod()), [inp], ty)
 
@@ -465,9 +490,16 @@ for name, f, inp, ty in [
     ("max_pool1d", lambda x: F.max_pool1d(x, 2, 1), Q1, "F.max_pool1d"),
     ("max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), Q2, "F.max_pool2d"),
     ("max_pool3d", lambda x: F.max_pool3d(x, (2, 3, 2), 2, 1), Q3, "F.max_pool3d"),
+    ("max_pool1d_dilation", lambda x: F.max_pool1d(x, 3, 2, 1, dilation=2), Q1, "F.max_pool1d"),
+    ("max_pool2d_dilation", lambda x: F.max_pool2d(x, (2, 3), 1, (1, 0), dilation=(2, 3)), Q2,
+     "F.max_pool2d"),
+    ("max_pool3d_dilation", lambda x: F.max_pool3d(x, 2, (1, 2, 1), 0, dilation=(2, 1, 3),
+                                                   ceil_mode=True), Q3, "F.max_pool3d"),
     ("avg_pool1d", lambda x: F.avg_pool1d(x, 3, 2, 1, count_include_pad=False), Q1,
      "F.avg_pool1d"),
     ("avg_pool2d", lambda x: F.avg_pool2d(x, 2, 1, divisor_override=2), Q2, "F.avg_pool2d"),
+    ("avg_pool2d_attrs", lambda x: F.avg_pool2d(x, (3, 2), (2, 3), (1, 1), ceil_mode=True), Q2,
+     "F.avg_pool2d"),
     ("avg_pool3d", lambda x: F.avg_pool3d(x, 2, 2, 1, ceil_mode=True), Q3, "F.avg_pool3d"),
     ("adaptive_avg_pool1d", lambda x: F.adaptive_avg_pool1d(x, 3), Q1, "F.adaptive_avg_pool1d"),
     ("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (2, 4)), Q2,
@@ -565,6 +597,9 @@ case("nn_unfold", seq(lambda: nn.Unfold(kernel_size=(2, 3), dilation=(1, 2), pad
      1))),
      [f32(1, 2, 5, 6)], "nn.Unfold")
 case("F_unfold", lambda: Fn(lambda x: F.unfold(x, 2)), [f32(2, 3, 4, 4)], "F.unfold")
+case("F_unfold_attrs", lambda: Fn(lambda x: F.unfold(x, (3, 2), dilation=(1, 2), padding=(2, 1),
+                                                     stride=(2, 3))), [f32(1, 2, 6, 7)],
+     "F.unfold")
 case("nn_fold", seq(lambda: nn.Fold(output_size=(4, 5), kernel_size=(2, 3), padding=1, stride=(1,
      2))),
      [f32(1, 12, 15)], "nn.Fold")

@@ -104,7 +104,8 @@ def declared_outputs(ops):
 
 
 def torch_decl(t):
-    dt = {torch.float32: "f32", torch.int64: "i64", torch.bool: "bool"}.get(t.dtype, str(t.dtype))
+    dt = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.int32: "i32",
+          torch.bool: "bool"}.get(t.dtype, str(t.dtype))
     return (",".join(str(d) for d in t.shape), dt)
 
 
