@@ -4,6 +4,7 @@
 #include "kc/Support/Quote.h"
 #include "kc/Support/ZipArchive.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -19,6 +20,43 @@ std::string weightPathFor(llvm::StringRef paramPath) {
 }
 
 namespace {
+
+/// The value of a pnnx.Expression without operands whose expr is a
+/// literal (`expr=1`, `expr=False`), or null.
+const AttrValue *literalOperand(const Expr &e) {
+  auto *c = llvm::dyn_cast<CallNode>(e.get());
+  auto *fn = c ? llvm::dyn_cast<FunctionNode>(c->callee().get()) : nullptr;
+  if (!fn || !fn->isPrimitive() || !fn->params().empty())
+    return nullptr;
+  auto *k = llvm::dyn_cast<ConstantNode>(fn->body().get());
+  return k && k->isScalar() ? &k->scalar() : nullptr;
+}
+
+/// pnnx writes torch.sort and Tensor.sort as `aten::sort`, its arguments
+/// literal operands in the order of the TorchScript overload: (self, dim,
+/// descending) or (self, stable, dim, descending). Those with literals
+/// become a call of torch.sort with attributes; others stay as written.
+bool sortAsAttributes(std::vector<Expr> &inputs, Attrs &attrs) {
+  const char *const plain[] = {"dim", "descending"};
+  const char *const stable[] = {"stable", "dim", "descending"};
+  llvm::ArrayRef<const char *> names;
+  if (inputs.size() == 3)
+    names = plain;
+  else if (inputs.size() == 4)
+    names = stable;
+  else
+    return false;
+  Attrs a;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const AttrValue *v = literalOperand(inputs[i + 1]);
+    if (!v || (names[i] == llvm::StringRef("dim") ? !v->isInt() : !v->isBool()))
+      return false;
+    a.set(names[i], *v);
+  }
+  attrs = std::move(a);
+  inputs.resize(1);
+  return true;
+}
 
 class Importer {
 public:
@@ -137,12 +175,10 @@ llvm::Expected<Constant> Importer::weight(const ParamOp &op, const std::string &
   bool scalarOk = d.dims.empty() && (e->size == 0 || e->size == dtypeSize(d.dtype));
   if (e->size != need && !scalarOk)
     return opError(op, zip_->name() + ": entry " + quoteInput(name) + " holds " +
-                           llvm::Twine(e->size) +
-                           " bytes, but @" + key + " declares " + typeToString(*t) + ", which needs " +
-                           llvm::Twine(need));
+                           llvm::Twine(e->size) + " bytes, but @" + key + " declares " +
+                           typeToString(*t) + ", which needs " + llvm::Twine(need));
   auto file = zip_->file();
-  return tensorConstant(name, *t,
-                        TensorData::borrowed(file, zip_->data(*e)));
+  return tensorConstant(name, *t, TensorData::borrowed(file, zip_->data(*e)));
 }
 
 llvm::Error Importer::define(const ParamOp &op, size_t outIndex, Expr value) {
@@ -180,8 +216,9 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
   for (const ParamOp &op : pf.ops) {
     auto [it, fresh] = opNames.try_emplace(op.name, op.line);
     if (!fresh)
-      return errorAt(op, 1, "operator name " + quoteInput(op.name) + " is already used on line " +
-                                llvm::Twine(it->second));
+      return errorAt(op, 1,
+                     "operator name " + quoteInput(op.name) + " is already used on line " +
+                         llvm::Twine(it->second));
     std::vector<Expr> inputs;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       auto v = values_.find(op.inputs[i]);
@@ -192,8 +229,7 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
                          "operand " + quoteInput(op.inputs[i]) + " is never defined");
         return errorAt(op, op.inputCols[i],
                        "operand " + quoteInput(op.inputs[i]) +
-                           " is used before its definition on line " +
-                           llvm::Twine(p->second) +
+                           " is used before its definition on line " + llvm::Twine(p->second) +
                            " (a cycle, or lines out of order: operands must be defined on an "
                            "earlier line)");
       }
@@ -303,7 +339,11 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
 
     std::vector<Expr> args = inputs;
     std::vector<ArgKey> keys;
-    for (size_t i = 0; i < inputs.size(); ++i)
+    Attrs attrs;
+    if (op.type == "aten::sort" && op.weights.empty() && op.params.empty() &&
+        sortAsAttributes(args, attrs))
+      callee = OpRegistry::global().lookup("torch.sort")->node();
+    for (size_t i = 0; i < args.size(); ++i)
       keys.push_back(op.inputNames[i].empty() ? ArgKey{}
                                               : ArgKey{ArgRole::Named, op.inputNames[i]});
     for (auto &[key, decl] : op.weights) {
@@ -313,7 +353,6 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       args.push_back(*c);
       keys.push_back({ArgRole::Weight, key});
     }
-    Attrs attrs;
     for (auto &[key, value] : op.params)
       if (!(op.type == "pnnx.Expression" && key == "expr"))
         attrs.set(key, value);
@@ -360,8 +399,8 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
 
 } // namespace
 
-llvm::Expected<ModulePtr> importPnnxFromBuffer(llvm::StringRef paramText,
-                                               llvm::StringRef fileName, const ZipReader *weights,
+llvm::Expected<ModulePtr> importPnnxFromBuffer(llvm::StringRef paramText, llvm::StringRef fileName,
+                                               const ZipReader *weights,
                                                const ImportOptions &opts) {
   auto pf = parseParamFile(paramText, fileName, opts.paramLimits);
   if (!pf)

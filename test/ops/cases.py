@@ -700,6 +700,16 @@ for name, f, ty in [
 ]:
     case("reduce_" + name, lambda f=f: Fn(f), [R], ty)
 
+# pnnx writes torch.sort and Tensor.sort as aten::sort, dim, descending
+# (and stable) as literal operands; kc imports it as torch.sort.
+TIES = lambda: torch.randint(0, 4, (2, 3, 6)).float()  # noqa: E731
+case("sort", lambda: Fn(lambda x: torch.sort(x, dim=1)), [R], "aten::sort")
+case("sort_descending", lambda: Fn(lambda x: x.sort(descending=True)[0]), [R], "aten::sort")
+case("sort_stable_ties", lambda: Fn(lambda x: torch.sort(x, dim=-1, descending=True, stable=True)),
+     [TIES], "aten::sort")
+case("sort_stable_ascending", lambda: Fn(lambda x: torch.sort(x, dim=0, stable=True)), [TIES],
+     "aten::sort")
+
 # --- elementwise math and comparisons ------------------------------------------------------------
 
 for name, f, inp, ty in [
