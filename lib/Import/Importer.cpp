@@ -6,10 +6,12 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <functional>
+#include <optional>
 
 namespace kc {
 
@@ -20,6 +22,19 @@ std::string weightPathFor(llvm::StringRef paramPath) {
 }
 
 namespace {
+
+/// The number of items of a pnnx.Expression body `[i0, i1, ...]` whose
+/// items are all computed or operands (no literal, no None), or none.
+std::optional<size_t> tensorItems(const Expr &body, llvm::ArrayRef<Var> params) {
+  auto *c = llvm::dyn_cast<CallNode>(body.get());
+  if (!c || c->calleeName() != "list" || c->numArgs() == 0)
+    return std::nullopt;
+  for (const Expr &a : c->args())
+    if (!llvm::isa<CallNode>(a.get()) &&
+        llvm::none_of(params, [&](const Var &v) { return v.get() == a.get(); }))
+      return std::nullopt; // a literal or None
+  return c->numArgs();
+}
 
 /// The value of a pnnx.Expression without operands whose expr is a
 /// literal (`expr=1`, `expr=False`), or null.
@@ -207,6 +222,17 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
   for (const ParamOp &op : pf.ops)
     for (const std::string &o : op.outputs)
       producedOn.try_emplace(o, op.line);
+  // Whether each operand is read by model outputs only (pnnx.Output).
+  llvm::StringMap<bool> outputOnly;
+  for (const ParamOp &op : pf.ops)
+    for (const std::string &i : op.inputs) {
+      auto [it, fresh] = outputOnly.try_emplace(i, true);
+      it->second = it->second && op.type == "pnnx.Output";
+    }
+  // Names taken by operators, and by the functions made below.
+  llvm::StringSet<> names;
+  for (const ParamOp &op : pf.ops)
+    names.insert(op.name);
 
   std::vector<Var> params;
   std::vector<Expr> outputs;
@@ -326,6 +352,43 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       if (!body)
         return opError(op, "in expr=" + quoteInput(expr->getString()) + ": " +
                                llvm::toString(body.takeError()));
+      auto items = tensorItems(*body, fparams);
+      if (items && outputOnly.lookup(op.outputs[0])) {
+        // A list of tensors that only the model's outputs read (`return
+        // [a + b, a * 2]`) is a tuple of results: one expression per
+        // computed item, each a function of its own, and the operand
+        // itself for an operand.
+        std::vector<Expr> fields;
+        for (size_t i = 0; i < *items; ++i) {
+          std::vector<Var> ps;
+          for (const Var &v : fparams)
+            ps.push_back(var(v->name(), v->type()));
+          auto whole = parseExpression(expr->getString(), ps, opts_.exprLimits);
+          if (!whole)
+            return whole.takeError();
+          const Expr &item = llvm::cast<CallNode>(whole->get())->arg(i);
+          auto p = llvm::find_if(ps, [&](const Var &v) { return v.get() == item.get(); });
+          if (p != ps.end()) {
+            // A bare operand is that operand's value.
+            fields.push_back(inputs[size_t(p - ps.begin())]);
+            continue;
+          }
+          std::string name = op.name + "_" + std::to_string(i);
+          while (!names.insert(name).second)
+            name += "_";
+          Function fn = make<const FunctionNode>(name, ps, item, Type(), /*primitive=*/true);
+          fn->setLoc({op.line, 1});
+          exprFunctions.push_back(fn);
+          Call c = call(fn, inputs, Attrs(), {}, name);
+          c->setLoc({op.line, 1});
+          fields.push_back(c);
+        }
+        Tuple t = tuple(fields);
+        t->setLoc({op.line, 1});
+        if (auto e = define(op, 0, t))
+          return e;
+        continue;
+      }
       auto rt = operandType(op, op.outputs[0]);
       if (!rt)
         return rt.takeError();

@@ -823,6 +823,15 @@ for name, f, ty in [
 ]:
     case("create_" + name, lambda f=f: Fn(f), [f32(2, 4)], ty, shape2=[(3, 4)])
 
+# A forward returning a list (or tuple) of arithmetic results: pnnx writes one
+# pnnx.Expression `[item, ...]` feeding pnnx.Output.
+case("expr_list_output", lambda: Fn(lambda a, b: [a + b, a * 2]), [f32(2, 3, 4), f32(2, 3, 4)],
+     "pnnx.Expression")
+case("expr_list_output_operand", lambda: Fn(lambda a, b: [torch.relu(a), b * 2 - a]),
+     [f32(2, 3, 4), f32(3, 4)], ["pnnx.Expression", "F.relu"])
+case("expr_list_output_operands", lambda: Fn(lambda a, b: [torch.relu(a), torch.sigmoid(b)]),
+     [f32(2, 3), f32(4)], ["pnnx.Expression", "F.relu", "F.sigmoid"])
+
 case("fill", lambda: Fn(lambda x: x.clone().fill_(0.75) + x), [f32(2, 3, 4)], "Tensor.fill")
 
 
