@@ -909,3 +909,101 @@ case("fft_rfft_irfft", lambda: Fn(lambda x: torch.fft.irfft(torch.fft.rfft(x) * 
      [f32(2, 8)], "torch.fft.rfft")
 case("fft_fft_real", lambda: Fn(lambda x: torch.view_as_real(torch.fft.fft(x))), [f32(2, 8)],
      "torch.fft.fft")
+
+# --- attributes at a second value ---------------------------------------------------------------
+# For every op kc runs, each attribute pnnx writes takes a value besides its
+# default in some fixture (test/OpFixtureTest.cpp; the exceptions, with the
+# reason, in default-only.txt). These give the ones the cases above leave at
+# one value their other value.
+
+
+def slice_assign_step(x, y):
+    d = x.clone()
+    d[:, ::2] = y
+    return d
+
+
+for name, f, inps, ty in [
+    ("F_avg_pool1d_attrs", lambda x: F.avg_pool1d(x, 4, stride=3, padding=2, ceil_mode=True), [Q1],
+     "F.avg_pool1d"),
+    ("F_avg_pool2d_exclude_pad", lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+     [Q2], "F.avg_pool2d"),
+    ("F_avg_pool3d_attrs", lambda x: F.avg_pool3d(x, (2, 3, 2), stride=(1, 2, 1), padding=(1, 1, 0),
+                                                   count_include_pad=False, divisor_override=3),
+     [Q3], "F.avg_pool3d"),
+    ("F_conv1d_attrs", lambda x, w: F.conv1d(x, w, stride=3, padding=3, dilation=2, groups=2),
+     [C1, f32(6, 2, 3)], "F.conv1d"),
+    ("F_conv_transpose1d_padding", lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1),
+     [C1, f32(4, 3, 3), f32(3)], "F.conv_transpose1d"),
+    ("F_conv_transpose2d_attrs", lambda x, w, b: F.conv_transpose2d(
+        x, w, b, stride=(2, 1), padding=(0, 1), output_padding=(1, 0), dilation=(2, 1)),
+     [C2, f32(4, 3, 3, 2), f32(3)], "F.conv_transpose2d"),
+    ("F_fold_attrs", lambda x: F.fold(x, (5, 6), (2, 2), padding=1, stride=(2, 1)),
+     [f32(1, 8, 21)], "F.fold"),
+    ("F_glu_dim", lambda x: F.glu(x, dim=1), [f32(2, 4, 3, 6)], "F.glu"),
+    ("F_log_softmax_dim", lambda x: F.log_softmax(x, dim=1), [X], "F.log_softmax"),
+    ("F_lrn_attrs", lambda x: F.local_response_norm(x, 3, alpha=0.01, beta=0.5, k=2.0),
+     [f32(2, 5, 7)], "F.local_response_norm"),
+    ("F_lp_pool1d_attrs", lambda x: F.lp_pool1d(x, 1.5, 4, stride=3, ceil_mode=True),
+     [pos(2, 3, 11)], "F.lp_pool1d"),
+    ("F_lp_pool2d_attrs", lambda x: F.lp_pool2d(x, 2.0, (3, 2), stride=(2, 1), ceil_mode=True),
+     [pos(1, 3, 9, 10)], "F.lp_pool2d"),
+    ("F_max_pool1d_ceil", lambda x: F.max_pool1d(x, 3, 2, 0, ceil_mode=True), [Q1],
+     "F.max_pool1d"),
+    ("F_max_pool1d_indices", lambda x: F.max_pool1d(x, 3, 2, 1, return_indices=True), [Q1],
+     "F.max_pool1d"),
+    ("F_max_pool2d_indices", lambda x: F.max_pool2d(x, (2, 3), 2, return_indices=True), [Q2],
+     "F.max_pool2d"),
+    ("F_max_pool3d_indices", lambda x: F.max_pool3d(x, 2, 1, 1, return_indices=True), [Q3],
+     "F.max_pool3d"),
+    ("F_interpolate_align", lambda x: F.interpolate(x, scale_factor=(1.3, 0.8), mode="bicubic",
+                                                    align_corners=True,
+                                                    recompute_scale_factor=True), [U2],
+     "F.interpolate"),
+    ("F_embedding_flags", lambda i, w: F.embedding(i, w, scale_grad_by_freq=True, sparse=True),
+     [i64(6, 2, 3), f32(6, 4)], "F.embedding"),
+    ("slice_copy_step", slice_assign_step, [f32(2, 5), f32(2, 3)], "Tensor.slice_copy"),
+    ("to_copy", lambda x: x.to(torch.int64, copy=True), [HALVES], "Tensor.to"),
+    ("reduce_amax_keepdim", lambda x: torch.amax(x, dim=0, keepdim=True), [R], "torch.amax"),
+    ("reduce_amin_dims", lambda x: torch.amin(x, dim=(1, 2)), [R], "torch.amin"),
+    ("reduce_argmin_keepdim", lambda x: torch.argmin(x, dim=-1, keepdim=True), [R],
+     "torch.argmin"),
+    ("reduce_prod_last", lambda x: torch.prod(x, -1), [R], "torch.prod"),
+    ("math_cross_last", lambda a, b: torch.cross(a, b, dim=-1), [f32(2, 4, 3), f32(2, 4, 3)],
+     "torch.cross"),
+    ("cmp_ge", lambda a, b: torch.ge(a, b), [f32(2, 3, 4), f32(2, 3, 4)], "torch.ge"),
+    # torch 1.13's slice_scatter miscounts the slice unless step is given
+    ("slice_scatter_dim0", lambda x, y: torch.slice_scatter(x, y, dim=0, start=2, end=4,
+                                                            step=1),
+     [f32(4, 3), f32(2, 3)], "torch.slice_scatter"),
+]:
+    case(name, lambda f=f: Fn(f), inps, ty)
+
+for name, mod, inp, ty in [
+    ("avgpool1d_stride", lambda: nn.AvgPool1d(3, stride=2), Q1, "nn.AvgPool1d"),
+    ("batchnorm1d_noaffine", lambda: nn.BatchNorm1d(4, affine=False), C1, "nn.BatchNorm1d"),
+    ("batchnorm2d_eps", lambda: nn.BatchNorm2d(4, eps=1e-3), C2, "nn.BatchNorm2d"),
+    ("batchnorm3d_noaffine", lambda: nn.BatchNorm3d(4, eps=0.1, affine=False), C3,
+     "nn.BatchNorm3d"),
+    ("convtranspose2d_nobias", lambda: nn.ConvTranspose2d(4, 3, 3, stride=2, bias=False), C2,
+     "nn.ConvTranspose2d"),
+    ("instancenorm2d_eps", lambda: nn.InstanceNorm2d(4, eps=0.1), C2, "nn.InstanceNorm2d"),
+    ("instancenorm3d_eps", lambda: nn.InstanceNorm3d(4, eps=0.2), C3, "nn.InstanceNorm3d"),
+    ("softmin_dim", lambda: nn.Softmin(dim=1), X, "nn.Softmin"),
+    ("unfold_default", lambda: nn.Unfold(kernel_size=2), f32(1, 2, 5, 6), "nn.Unfold"),
+    ("fold_dilation", lambda: nn.Fold(output_size=(4, 5), kernel_size=(2, 3), dilation=(2, 1)),
+     f32(1, 12, 6), "nn.Fold"),
+    ("upsamplingnearest2d_size", lambda: nn.UpsamplingNearest2d(size=(6, 7)), U2,
+     "nn.UpsamplingNearest2d"),
+]:
+    case("nn_" + name, lambda mod=mod: nn.Sequential(mod()), [inp], ty)
+
+case("nn_embedding_sparse", lambda: Fn(lambda m, i: m.e(i), e=nn.Embedding(10, 4, sparse=True)),
+     [i64(10, 2, 5)], "nn.Embedding")
+case("nn_adaptivemaxpool1d_indices", lambda: Fn(lambda m, x: m.p(x), p=nn.AdaptiveMaxPool1d(
+    5, return_indices=True)), [Q1], "nn.AdaptiveMaxPool1d")
+case("nn_adaptivemaxpool3d_indices", lambda: Fn(lambda m, x: m.p(x), p=nn.AdaptiveMaxPool3d(
+    (2, 5, 3), return_indices=True)), [Q3], "nn.AdaptiveMaxPool3d")
+case("tv_deform_conv2d_nopad", lambda: Fn(lambda m, x, o: m.d(x, o),
+                                          d=torchvision.ops.DeformConv2d(2, 3, 3)),
+     [f32(1, 2, 5, 5), f32(1, 18, 3, 3)], "torchvision.ops.DeformConv2d", torchvision=True)
