@@ -334,7 +334,20 @@ TEST_CASE("op fixtures: each runs and matches PyTorch, or is refused naming its 
     if (w > worst)
       worst = w, worstCase = name;
   }
-  MESSAGE(names.size() << " op fixtures: " << names.size() - refused << " run, " << refused
-                       << " refused as listed; worst |a-b| = " << worst << " (" << worstCase
-                       << ")");
+  std::string counts = std::to_string(names.size()) +
+                       " op fixtures: " + std::to_string(names.size() - refused) + " run, " +
+                       std::to_string(refused) + " refused as listed";
+  MESSAGE(counts << "; worst |a-b| = " << worst << " (" << worstCase << ")");
+  // docs/ops.md states the counts between its fixtures markers.
+  std::string doc = std::string(KC_SOURCE_DIR) + "/docs/ops.md";
+  auto buf = llvm::MemoryBuffer::getFile(doc);
+  REQUIRE_MESSAGE(bool(buf), doc << ": cannot read");
+  llvm::StringRef text = (*buf)->getBuffer();
+  llvm::StringRef begin = "<!-- fixtures -->\n", end = "\n<!-- end fixtures -->";
+  size_t b = text.find(begin), e = text.find(end);
+  REQUIRE_MESSAGE((b != llvm::StringRef::npos && e != llvm::StringRef::npos && b < e),
+                  doc << " has no <!-- fixtures --> section");
+  CHECK_MESSAGE(text.slice(b + begin.size(), e) == counts,
+                doc << " states '" << text.slice(b + begin.size(), e).str()
+                    << "', the fixtures give '" << counts << "'");
 }
