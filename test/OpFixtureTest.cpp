@@ -18,6 +18,8 @@
 #include "ReferenceRun.h"
 
 #include "kc/IR/Op.h"
+#include "kc/Import/PnnxParam.h"
+#include "kc/Runtime/OpKernel.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -181,7 +183,128 @@ double checkMatches(const std::string &dir, const Expectation &e) {
   return worst;
 }
 
+/// Whether `v` is `dflt` as PyTorch means it: equal, or a list of that one
+/// value (`dilation=(1,1)` for a default of 1), numbers compared by value.
+bool isDefault(const AttrValue &v, const AttrValue &dflt) {
+  if (v == dflt)
+    return true;
+  if (dflt.isNumber() && (v.isNumber() || v.isIntList() || v.isFloatList())) {
+    auto vs = v.asFloatVector();
+    return !vs.empty() && llvm::all_of(vs, [&](double x) { return x == dflt.getNumber(); });
+  }
+  return false;
+}
+
+/// Reads default-only.txt: `OP ATTR: why` lines, `#` comments.
+std::map<std::pair<std::string, std::string>, std::string> readDefaultOnly() {
+  std::map<std::pair<std::string, std::string>, std::string> r;
+  std::string path = opsDir() + "/default-only.txt";
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  REQUIRE_MESSAGE(bool(buf), path << ": cannot read");
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  (*buf)->getBuffer().split(lines, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    llvm::StringRef line = lines[i].trim();
+    if (line.empty() || line.startswith("#"))
+      continue;
+    INFO(path << ":" << i + 1 << ": " << line.str());
+    auto [head, why] = line.split(':');
+    llvm::SmallVector<llvm::StringRef, 4> f;
+    head.split(f, ' ', -1, false);
+    REQUIRE_MESSAGE((f.size() == 2 && !why.trim().empty()), "expected 'OP ATTR: why'");
+    r[{f[0].str(), f[1].str()}] = why.trim().str();
+  }
+  return r;
+}
+
 } // namespace
+
+/// For every op type kc runs, as pnnx writes it (`F.max_pool1d` apart from
+/// `nn.MaxPool1d`), every attribute pnnx writes for it in the fixtures that
+/// run, unless the registry (lib/IR/ops) makes it required, must take a
+/// value other than its default in one of them: one besides the registered
+/// default, or, where the registry's default is None or it registers none,
+/// two different values (absent, None and an operand of that name count
+/// as values). default-only.txt
+/// lists the exceptions with the reason (PyTorch has no such variant, or
+/// the value cannot change the result); a listed one that is pinned after
+/// all fails too, so that the list stays true.
+TEST_CASE("op fixtures: every attribute of every op kc runs is pinned in a non-default value") {
+  auto expectations = readExpectations();
+  auto allowed = readDefaultOnly();
+  struct Seen {
+    const OpDef *def;
+    std::map<std::string, std::set<std::string>> values; ///< by attribute
+    std::map<std::string, size_t> counted;               ///< calls seen with the key
+    size_t calls = 0;
+  };
+  std::map<std::string, Seen> ops;
+  for (const std::string &name : fixtureNames()) {
+    auto it = expectations.find(name);
+    if (it != expectations.end() && (it->second.dynamic || !it->second.unsupportedOp.empty()))
+      continue;
+    std::string path = opsDir() + "/fixtures/" + name + "/model.pnnx.param";
+    auto buf = llvm::MemoryBuffer::getFile(path);
+    REQUIRE(bool(buf));
+    auto pf = parseParamFile((*buf)->getBuffer(), path);
+    REQUIRE_MESSAGE(bool(pf), (pf ? "" : llvm::toString(pf.takeError())));
+    for (const ParamOp &op : pf->ops) {
+      const OpDef *d = OpRegistry::global().lookup(op.type);
+      if (!d || !rt::KernelRegistry::global().lookup(d))
+        continue;
+      Seen &s = ops.try_emplace(op.type, Seen{d, {}, {}, 0}).first->second;
+      ++s.calls;
+      std::set<std::string> keys;
+      for (auto &[k, v] : op.params)
+        keys.insert(k);
+      for (auto &[k, v] : s.values)
+        keys.insert(k);
+      for (const std::string &k : keys) {
+        std::string v = "(absent)";
+        if (const AttrValue *p = op.param(k))
+          v = attrToString(*p);
+        else if (llvm::is_contained(op.inputNames, k))
+          v = "(operand)";
+        const AttrSpec *spec = d->findAttr(k);
+        if (spec && !spec->dflt.isNone() &&
+            (v == "(absent)" || (op.param(k) && isDefault(*op.param(k), spec->dflt))))
+          v = "(default)";
+        else if (v == "(absent)" || v == "None")
+          v = "None";
+        s.values[k].insert(v);
+        ++s.counted[k];
+      }
+    }
+  }
+  std::vector<std::string> gaps, stale;
+  for (auto &[type, s] : ops) {
+    for (auto &[k, vals] : s.values) {
+      const AttrSpec *spec = s.def->findAttr(k);
+      if (spec && spec->required)
+        continue;                 // no default: any value is a variant
+      if (s.counted[k] < s.calls) // first written after calls without it
+        vals.insert(spec && !spec->dflt.isNone() ? "(default)" : "None");
+      bool pinned = spec && !spec->dflt.isNone()
+                        ? llvm::any_of(vals, [](const std::string &v) { return v != "(default)"; })
+                        : vals.size() >= 2;
+      auto al = allowed.find({type, k});
+      if (!pinned && al == allowed.end())
+        gaps.push_back(type + " " + k + " {" + llvm::join(vals, ", ") + "}");
+      if (pinned && al != allowed.end())
+        stale.push_back(type + " " + k);
+    }
+  }
+  for (auto &[key, why] : allowed)
+    if (!ops.count(key.first))
+      stale.push_back(key.first + " " + key.second + " (no fixture runs the op)");
+  CHECK_MESSAGE(gaps.empty(), gaps.size()
+                                  << " attribute(s) only ever at their default, not "
+                                  << "in default-only.txt:\n  " << llvm::join(gaps, "\n  "));
+  CHECK_MESSAGE(stale.empty(),
+                "default-only.txt lists pinned attributes:\n  " << llvm::join(stale, "\n  "));
+  MESSAGE(ops.size() << " op types run in the fixtures; " << allowed.size()
+                     << " attributes listed as default-only");
+}
 
 TEST_CASE("op fixtures: each runs and matches PyTorch, or is refused naming its op and line") {
   auto expectations = readExpectations();
@@ -211,7 +334,20 @@ TEST_CASE("op fixtures: each runs and matches PyTorch, or is refused naming its 
     if (w > worst)
       worst = w, worstCase = name;
   }
-  MESSAGE(names.size() << " op fixtures: " << names.size() - refused << " run, " << refused
-                       << " refused as listed; worst |a-b| = " << worst << " (" << worstCase
-                       << ")");
+  std::string counts = std::to_string(names.size()) +
+                       " op fixtures: " + std::to_string(names.size() - refused) + " run, " +
+                       std::to_string(refused) + " refused as listed";
+  MESSAGE(counts << "; worst |a-b| = " << worst << " (" << worstCase << ")");
+  // docs/ops.md states the counts between its fixtures markers.
+  std::string doc = std::string(KC_SOURCE_DIR) + "/docs/ops.md";
+  auto buf = llvm::MemoryBuffer::getFile(doc);
+  REQUIRE_MESSAGE(bool(buf), doc << ": cannot read");
+  llvm::StringRef text = (*buf)->getBuffer();
+  llvm::StringRef begin = "<!-- fixtures -->\n", end = "\n<!-- end fixtures -->";
+  size_t b = text.find(begin), e = text.find(end);
+  REQUIRE_MESSAGE((b != llvm::StringRef::npos && e != llvm::StringRef::npos && b < e),
+                  doc << " has no <!-- fixtures --> section");
+  CHECK_MESSAGE(text.slice(b + begin.size(), e) == counts,
+                doc << " states '" << text.slice(b + begin.size(), e).str()
+                    << "', the fixtures give '" << counts << "'");
 }

@@ -4,11 +4,14 @@
 #include "kc/Support/Quote.h"
 #include "kc/Support/ZipArchive.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <functional>
+#include <optional>
 
 namespace kc {
 
@@ -19,6 +22,56 @@ std::string weightPathFor(llvm::StringRef paramPath) {
 }
 
 namespace {
+
+/// The number of items of a pnnx.Expression body `[i0, i1, ...]` whose
+/// items are all computed or operands (no literal, no None), or none.
+std::optional<size_t> tensorItems(const Expr &body, llvm::ArrayRef<Var> params) {
+  auto *c = llvm::dyn_cast<CallNode>(body.get());
+  if (!c || c->calleeName() != "list" || c->numArgs() == 0)
+    return std::nullopt;
+  for (const Expr &a : c->args())
+    if (!llvm::isa<CallNode>(a.get()) &&
+        llvm::none_of(params, [&](const Var &v) { return v.get() == a.get(); }))
+      return std::nullopt; // a literal or None
+  return c->numArgs();
+}
+
+/// The value of a pnnx.Expression without operands whose expr is a
+/// literal (`expr=1`, `expr=False`), or null.
+const AttrValue *literalOperand(const Expr &e) {
+  auto *c = llvm::dyn_cast<CallNode>(e.get());
+  auto *fn = c ? llvm::dyn_cast<FunctionNode>(c->callee().get()) : nullptr;
+  if (!fn || !fn->isPrimitive() || !fn->params().empty())
+    return nullptr;
+  auto *k = llvm::dyn_cast<ConstantNode>(fn->body().get());
+  return k && k->isScalar() ? &k->scalar() : nullptr;
+}
+
+/// pnnx writes torch.sort and Tensor.sort as `aten::sort`, its arguments
+/// literal operands in the order of the TorchScript overload: (self, dim,
+/// descending) or (self, stable, dim, descending). Those with literals
+/// become a call of torch.sort with attributes; others stay as written.
+bool sortAsAttributes(std::vector<Expr> &inputs, Attrs &attrs) {
+  const char *const plain[] = {"dim", "descending"};
+  const char *const stable[] = {"stable", "dim", "descending"};
+  llvm::ArrayRef<const char *> names;
+  if (inputs.size() == 3)
+    names = plain;
+  else if (inputs.size() == 4)
+    names = stable;
+  else
+    return false;
+  Attrs a;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const AttrValue *v = literalOperand(inputs[i + 1]);
+    if (!v || (names[i] == llvm::StringRef("dim") ? !v->isInt() : !v->isBool()))
+      return false;
+    a.set(names[i], *v);
+  }
+  attrs = std::move(a);
+  inputs.resize(1);
+  return true;
+}
 
 class Importer {
 public:
@@ -137,12 +190,10 @@ llvm::Expected<Constant> Importer::weight(const ParamOp &op, const std::string &
   bool scalarOk = d.dims.empty() && (e->size == 0 || e->size == dtypeSize(d.dtype));
   if (e->size != need && !scalarOk)
     return opError(op, zip_->name() + ": entry " + quoteInput(name) + " holds " +
-                           llvm::Twine(e->size) +
-                           " bytes, but @" + key + " declares " + typeToString(*t) + ", which needs " +
-                           llvm::Twine(need));
+                           llvm::Twine(e->size) + " bytes, but @" + key + " declares " +
+                           typeToString(*t) + ", which needs " + llvm::Twine(need));
   auto file = zip_->file();
-  return tensorConstant(name, *t,
-                        TensorData::borrowed(file, zip_->data(*e)));
+  return tensorConstant(name, *t, TensorData::borrowed(file, zip_->data(*e)));
 }
 
 llvm::Error Importer::define(const ParamOp &op, size_t outIndex, Expr value) {
@@ -171,6 +222,17 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
   for (const ParamOp &op : pf.ops)
     for (const std::string &o : op.outputs)
       producedOn.try_emplace(o, op.line);
+  // Whether each operand is read by model outputs only (pnnx.Output).
+  llvm::StringMap<bool> outputOnly;
+  for (const ParamOp &op : pf.ops)
+    for (const std::string &i : op.inputs) {
+      auto [it, fresh] = outputOnly.try_emplace(i, true);
+      it->second = it->second && op.type == "pnnx.Output";
+    }
+  // Names taken by operators, and by the functions made below.
+  llvm::StringSet<> names;
+  for (const ParamOp &op : pf.ops)
+    names.insert(op.name);
 
   std::vector<Var> params;
   std::vector<Expr> outputs;
@@ -180,8 +242,9 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
   for (const ParamOp &op : pf.ops) {
     auto [it, fresh] = opNames.try_emplace(op.name, op.line);
     if (!fresh)
-      return errorAt(op, 1, "operator name " + quoteInput(op.name) + " is already used on line " +
-                                llvm::Twine(it->second));
+      return errorAt(op, 1,
+                     "operator name " + quoteInput(op.name) + " is already used on line " +
+                         llvm::Twine(it->second));
     std::vector<Expr> inputs;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       auto v = values_.find(op.inputs[i]);
@@ -192,8 +255,7 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
                          "operand " + quoteInput(op.inputs[i]) + " is never defined");
         return errorAt(op, op.inputCols[i],
                        "operand " + quoteInput(op.inputs[i]) +
-                           " is used before its definition on line " +
-                           llvm::Twine(p->second) +
+                           " is used before its definition on line " + llvm::Twine(p->second) +
                            " (a cycle, or lines out of order: operands must be defined on an "
                            "earlier line)");
       }
@@ -290,6 +352,43 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       if (!body)
         return opError(op, "in expr=" + quoteInput(expr->getString()) + ": " +
                                llvm::toString(body.takeError()));
+      auto items = tensorItems(*body, fparams);
+      if (items && outputOnly.lookup(op.outputs[0])) {
+        // A list of tensors that only the model's outputs read (`return
+        // [a + b, a * 2]`) is a tuple of results: one expression per
+        // computed item, each a function of its own, and the operand
+        // itself for an operand.
+        std::vector<Expr> fields;
+        for (size_t i = 0; i < *items; ++i) {
+          std::vector<Var> ps;
+          for (const Var &v : fparams)
+            ps.push_back(var(v->name(), v->type()));
+          auto whole = parseExpression(expr->getString(), ps, opts_.exprLimits);
+          if (!whole)
+            return whole.takeError();
+          const Expr &item = llvm::cast<CallNode>(whole->get())->arg(i);
+          auto p = llvm::find_if(ps, [&](const Var &v) { return v.get() == item.get(); });
+          if (p != ps.end()) {
+            // A bare operand is that operand's value.
+            fields.push_back(inputs[size_t(p - ps.begin())]);
+            continue;
+          }
+          std::string name = op.name + "_" + std::to_string(i);
+          while (!names.insert(name).second)
+            name += "_";
+          Function fn = make<const FunctionNode>(name, ps, item, Type(), /*primitive=*/true);
+          fn->setLoc({op.line, 1});
+          exprFunctions.push_back(fn);
+          Call c = call(fn, inputs, Attrs(), {}, name);
+          c->setLoc({op.line, 1});
+          fields.push_back(c);
+        }
+        Tuple t = tuple(fields);
+        t->setLoc({op.line, 1});
+        if (auto e = define(op, 0, t))
+          return e;
+        continue;
+      }
       auto rt = operandType(op, op.outputs[0]);
       if (!rt)
         return rt.takeError();
@@ -303,7 +402,11 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
 
     std::vector<Expr> args = inputs;
     std::vector<ArgKey> keys;
-    for (size_t i = 0; i < inputs.size(); ++i)
+    Attrs attrs;
+    if (op.type == "aten::sort" && op.weights.empty() && op.params.empty() &&
+        sortAsAttributes(args, attrs))
+      callee = OpRegistry::global().lookup("torch.sort")->node();
+    for (size_t i = 0; i < args.size(); ++i)
       keys.push_back(op.inputNames[i].empty() ? ArgKey{}
                                               : ArgKey{ArgRole::Named, op.inputNames[i]});
     for (auto &[key, decl] : op.weights) {
@@ -313,7 +416,6 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       args.push_back(*c);
       keys.push_back({ArgRole::Weight, key});
     }
-    Attrs attrs;
     for (auto &[key, value] : op.params)
       if (!(op.type == "pnnx.Expression" && key == "expr"))
         attrs.set(key, value);
@@ -360,8 +462,8 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
 
 } // namespace
 
-llvm::Expected<ModulePtr> importPnnxFromBuffer(llvm::StringRef paramText,
-                                               llvm::StringRef fileName, const ZipReader *weights,
+llvm::Expected<ModulePtr> importPnnxFromBuffer(llvm::StringRef paramText, llvm::StringRef fileName,
+                                               const ZipReader *weights,
                                                const ImportOptions &opts) {
   auto pf = parseParamFile(paramText, fileName, opts.paramLimits);
   if (!pf)

@@ -238,6 +238,15 @@ case("shape_reshape_as_input", lambda: Fn(lambda x, y: x.reshape_as(y)), [Y, f32
 case("shape_expand_as_input", lambda: Fn(lambda x, y: x.expand_as(y)), [f32(3, 1, 6), Y],
      "Tensor.expand_as")
 case("shape_type_as", lambda: Fn(lambda x, i: x.type_as(i)), [Y, i64(5, 3)], "Tensor.type_as")
+# Tensor.to as pnnx writes it: dtype=torch.long, torch.int, torch.bool, torch.float.
+HALVES = lambda: torch.randn(2, 3, 5) * 3 * (torch.rand(2, 3, 5) > 0.2)  # noqa: E731
+case("to_f32_i64", lambda: Fn(lambda x: x.to(torch.int64)), [HALVES], "Tensor.to")
+case("to_f32_i32", lambda: Fn(lambda x: x.int()), [HALVES], "Tensor.to")
+case("to_f32_bool", lambda: Fn(lambda x: x.to(torch.bool)), [HALVES], "Tensor.to")
+case("to_i64_f32", lambda: Fn(lambda i: i.to(torch.float32) * 0.5), [i64(100, 3, 4)], "Tensor.to")
+case("to_bool_f32", lambda: Fn(lambda x: (x > 0).float()), [f32(3, 4)], "Tensor.to")
+case("to_i64_i32", lambda: Fn(lambda i: i.to(torch.int32)), [i64(1000, 3, 4)], "Tensor.to")
+case("to_f32_f64", lambda: Fn(lambda x: x.double()), [f32(3, 4)], "Tensor.to")
 case("shape_squeeze", lambda: Fn(lambda x: torch.squeeze(x, 1)), [f32(2, 1, 4, 1)],
      "torch.squeeze")
 case("shape_squeeze_all", lambda: Fn(lambda x: x.squeeze()), [f32(2, 1, 4, 1)], "torch.squeeze")
@@ -330,6 +339,9 @@ for name, mod, inp, ty in [
                                                  output_padding=(1, 2), groups=2,
                                                  dilation=(1, 2)), C2, "nn.ConvTranspose2d"),
     ("convtranspose3d", lambda: nn.ConvTranspose3d(4, 3, 2), C3, "nn.ConvTranspose3d"),
+    ("convtranspose3d_dilation", lambda: nn.ConvTranspose3d(4, 3, (2, 3, 2), stride=(1, 2, 1),
+                                                    dilation=(2, 1, 3)), C3,
+     "nn.ConvTranspose3d"),
     ("convtranspose3d_attrs", lambda: nn.ConvTranspose3d(4, 2, (3, 2, 2), stride=(2, 1, 2),
                                                  padding=(1, 0, 1), output_padding=(1, 0, 1),
                                                  groups=2, bias=False), C3,
@@ -349,10 +361,19 @@ case("F_conv2d_nobias", lambda: Fn(lambda x, w: F.conv2d(x, w, stride=2, groups=
      [C2, f32(8, 1, 3, 3)], "F.conv2d")
 case("F_conv3d", lambda: Fn(lambda x, w: F.conv3d(x, w, padding=1)), [C3, f32(2, 4, 3, 3, 3)],
      "F.conv3d")
+case("F_conv3d_attrs", lambda: Fn(lambda x, w, b: F.conv3d(
+    x, w, b, stride=(1, 2, 1), padding=(1, 0, 2), dilation=(2, 1, 2), groups=2)),
+     [C3, f32(6, 2, 2, 3, 2), f32(6)], "F.conv3d")
 case("F_conv_transpose1d", lambda: Fn(lambda x, w, b: F.conv_transpose1d(
     x, w, b, stride=2, output_padding=1)), [C1, f32(4, 3, 3), f32(3)], "F.conv_transpose1d")
 case("F_conv_transpose2d", lambda: Fn(lambda x, w: F.conv_transpose2d(
     x, w, stride=(1, 2), padding=1, groups=2)), [C2, f32(4, 2, 3, 3)], "F.conv_transpose2d")
+case("F_conv_transpose1d_attrs", lambda: Fn(lambda x, w: F.conv_transpose1d(
+    x, w, stride=3, padding=2, output_padding=1, groups=2, dilation=2)), [C1, f32(4, 3, 3)],
+     "F.conv_transpose1d")
+case("F_conv_transpose3d_attrs", lambda: Fn(lambda x, w, b: F.conv_transpose3d(
+    x, w, b, stride=(2, 1, 1), padding=(0, 1, 1), output_padding=(1, 0, 0), groups=4,
+    dilation=(1, 2, 2))), [C3, f32(4, 1, 2, 3, 2), f32(4)], "F.conv_transpose3d")
 case("F_conv_transpose3d", lambda: Fn(lambda x, w, b: F.conv_transpose3d(x, w, b, stride=2)),
      [C3, f32(4, 2, 2, 2, 2), f32(2)], "F.conv_transpose3d")
 case("F_linear", lambda: Fn(lambda x, w, b: F.linear(x, w, b)), [C1, f32(5, 9), f32(5)],
@@ -386,6 +407,10 @@ for name, mod, inp, ty in [
     ("instancenorm2d_stats", lambda: nn.InstanceNorm2d(4, track_running_stats=True), C2,
      "nn.InstanceNorm2d"),
     ("instancenorm3d", lambda: nn.InstanceNorm3d(4, affine=True), C3, "nn.InstanceNorm3d"),
+    ("instancenorm1d_stats", lambda: nn.InstanceNorm1d(4, eps=0.01, track_running_stats=True), C1,
+     "nn.InstanceNorm1d"),
+    ("instancenorm3d_stats", lambda: nn.InstanceNorm3d(4, affine=True, track_running_stats=True),
+     C3, "nn.InstanceNorm3d"),
 ]:
     case("nn_" + name, lambda mod=mod: nn.Sequential(mod()), [inp], ty)
 
@@ -465,9 +490,16 @@ for name, f, inp, ty in [
     ("max_pool1d", lambda x: F.max_pool1d(x, 2, 1), Q1, "F.max_pool1d"),
     ("max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), Q2, "F.max_pool2d"),
     ("max_pool3d", lambda x: F.max_pool3d(x, (2, 3, 2), 2, 1), Q3, "F.max_pool3d"),
+    ("max_pool1d_dilation", lambda x: F.max_pool1d(x, 3, 2, 1, dilation=2), Q1, "F.max_pool1d"),
+    ("max_pool2d_dilation", lambda x: F.max_pool2d(x, (2, 3), 1, (1, 0), dilation=(2, 3)), Q2,
+     "F.max_pool2d"),
+    ("max_pool3d_dilation", lambda x: F.max_pool3d(x, 2, (1, 2, 1), 0, dilation=(2, 1, 3),
+                                                   ceil_mode=True), Q3, "F.max_pool3d"),
     ("avg_pool1d", lambda x: F.avg_pool1d(x, 3, 2, 1, count_include_pad=False), Q1,
      "F.avg_pool1d"),
     ("avg_pool2d", lambda x: F.avg_pool2d(x, 2, 1, divisor_override=2), Q2, "F.avg_pool2d"),
+    ("avg_pool2d_attrs", lambda x: F.avg_pool2d(x, (3, 2), (2, 3), (1, 1), ceil_mode=True), Q2,
+     "F.avg_pool2d"),
     ("avg_pool3d", lambda x: F.avg_pool3d(x, 2, 2, 1, ceil_mode=True), Q3, "F.avg_pool3d"),
     ("adaptive_avg_pool1d", lambda x: F.adaptive_avg_pool1d(x, 3), Q1, "F.adaptive_avg_pool1d"),
     ("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (2, 4)), Q2,
@@ -565,6 +597,9 @@ case("nn_unfold", seq(lambda: nn.Unfold(kernel_size=(2, 3), dilation=(1, 2), pad
      1))),
      [f32(1, 2, 5, 6)], "nn.Unfold")
 case("F_unfold", lambda: Fn(lambda x: F.unfold(x, 2)), [f32(2, 3, 4, 4)], "F.unfold")
+case("F_unfold_attrs", lambda: Fn(lambda x: F.unfold(x, (3, 2), dilation=(1, 2), padding=(2, 1),
+                                                     stride=(2, 3))), [f32(1, 2, 6, 7)],
+     "F.unfold")
 case("nn_fold", seq(lambda: nn.Fold(output_size=(4, 5), kernel_size=(2, 3), padding=1, stride=(1,
      2))),
      [f32(1, 12, 15)], "nn.Fold")
@@ -664,6 +699,16 @@ for name, f, ty in [
     ("topk_smallest", lambda x: torch.topk(x, 3, dim=1, largest=False)[0], "torch.topk"),
 ]:
     case("reduce_" + name, lambda f=f: Fn(f), [R], ty)
+
+# pnnx writes torch.sort and Tensor.sort as aten::sort, dim, descending
+# (and stable) as literal operands; kc imports it as torch.sort.
+TIES = lambda: torch.randint(0, 4, (2, 3, 6)).float()  # noqa: E731
+case("sort", lambda: Fn(lambda x: torch.sort(x, dim=1)), [R], "aten::sort")
+case("sort_descending", lambda: Fn(lambda x: x.sort(descending=True)[0]), [R], "aten::sort")
+case("sort_stable_ties", lambda: Fn(lambda x: torch.sort(x, dim=-1, descending=True, stable=True)),
+     [TIES], "aten::sort")
+case("sort_stable_ascending", lambda: Fn(lambda x: torch.sort(x, dim=0, stable=True)), [TIES],
+     "aten::sort")
 
 # --- elementwise math and comparisons ------------------------------------------------------------
 
@@ -778,6 +823,15 @@ for name, f, ty in [
 ]:
     case("create_" + name, lambda f=f: Fn(f), [f32(2, 4)], ty, shape2=[(3, 4)])
 
+# A forward returning a list (or tuple) of arithmetic results: pnnx writes one
+# pnnx.Expression `[item, ...]` feeding pnnx.Output.
+case("expr_list_output", lambda: Fn(lambda a, b: [a + b, a * 2]), [f32(2, 3, 4), f32(2, 3, 4)],
+     "pnnx.Expression")
+case("expr_list_output_operand", lambda: Fn(lambda a, b: [torch.relu(a), b * 2 - a]),
+     [f32(2, 3, 4), f32(3, 4)], ["pnnx.Expression", "F.relu"])
+case("expr_list_output_operands", lambda: Fn(lambda a, b: [torch.relu(a), torch.sigmoid(b)]),
+     [f32(2, 3), f32(4)], ["pnnx.Expression", "F.relu", "F.sigmoid"])
+
 case("fill", lambda: Fn(lambda x: x.clone().fill_(0.75) + x), [f32(2, 3, 4)], "Tensor.fill")
 
 
@@ -855,3 +909,101 @@ case("fft_rfft_irfft", lambda: Fn(lambda x: torch.fft.irfft(torch.fft.rfft(x) * 
      [f32(2, 8)], "torch.fft.rfft")
 case("fft_fft_real", lambda: Fn(lambda x: torch.view_as_real(torch.fft.fft(x))), [f32(2, 8)],
      "torch.fft.fft")
+
+# --- attributes at a second value ---------------------------------------------------------------
+# For every op kc runs, each attribute pnnx writes takes a value besides its
+# default in some fixture (test/OpFixtureTest.cpp; the exceptions, with the
+# reason, in default-only.txt). These give the ones the cases above leave at
+# one value their other value.
+
+
+def slice_assign_step(x, y):
+    d = x.clone()
+    d[:, ::2] = y
+    return d
+
+
+for name, f, inps, ty in [
+    ("F_avg_pool1d_attrs", lambda x: F.avg_pool1d(x, 4, stride=3, padding=2, ceil_mode=True), [Q1],
+     "F.avg_pool1d"),
+    ("F_avg_pool2d_exclude_pad", lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+     [Q2], "F.avg_pool2d"),
+    ("F_avg_pool3d_attrs", lambda x: F.avg_pool3d(x, (2, 3, 2), stride=(1, 2, 1), padding=(1, 1, 0),
+                                                   count_include_pad=False, divisor_override=3),
+     [Q3], "F.avg_pool3d"),
+    ("F_conv1d_attrs", lambda x, w: F.conv1d(x, w, stride=3, padding=3, dilation=2, groups=2),
+     [C1, f32(6, 2, 3)], "F.conv1d"),
+    ("F_conv_transpose1d_padding", lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1),
+     [C1, f32(4, 3, 3), f32(3)], "F.conv_transpose1d"),
+    ("F_conv_transpose2d_attrs", lambda x, w, b: F.conv_transpose2d(
+        x, w, b, stride=(2, 1), padding=(0, 1), output_padding=(1, 0), dilation=(2, 1)),
+     [C2, f32(4, 3, 3, 2), f32(3)], "F.conv_transpose2d"),
+    ("F_fold_attrs", lambda x: F.fold(x, (5, 6), (2, 2), padding=1, stride=(2, 1)),
+     [f32(1, 8, 21)], "F.fold"),
+    ("F_glu_dim", lambda x: F.glu(x, dim=1), [f32(2, 4, 3, 6)], "F.glu"),
+    ("F_log_softmax_dim", lambda x: F.log_softmax(x, dim=1), [X], "F.log_softmax"),
+    ("F_lrn_attrs", lambda x: F.local_response_norm(x, 3, alpha=0.01, beta=0.5, k=2.0),
+     [f32(2, 5, 7)], "F.local_response_norm"),
+    ("F_lp_pool1d_attrs", lambda x: F.lp_pool1d(x, 1.5, 4, stride=3, ceil_mode=True),
+     [pos(2, 3, 11)], "F.lp_pool1d"),
+    ("F_lp_pool2d_attrs", lambda x: F.lp_pool2d(x, 2.0, (3, 2), stride=(2, 1), ceil_mode=True),
+     [pos(1, 3, 9, 10)], "F.lp_pool2d"),
+    ("F_max_pool1d_ceil", lambda x: F.max_pool1d(x, 3, 2, 0, ceil_mode=True), [Q1],
+     "F.max_pool1d"),
+    ("F_max_pool1d_indices", lambda x: F.max_pool1d(x, 3, 2, 1, return_indices=True), [Q1],
+     "F.max_pool1d"),
+    ("F_max_pool2d_indices", lambda x: F.max_pool2d(x, (2, 3), 2, return_indices=True), [Q2],
+     "F.max_pool2d"),
+    ("F_max_pool3d_indices", lambda x: F.max_pool3d(x, 2, 1, 1, return_indices=True), [Q3],
+     "F.max_pool3d"),
+    ("F_interpolate_align", lambda x: F.interpolate(x, scale_factor=(1.3, 0.8), mode="bicubic",
+                                                    align_corners=True,
+                                                    recompute_scale_factor=True), [U2],
+     "F.interpolate"),
+    ("F_embedding_flags", lambda i, w: F.embedding(i, w, scale_grad_by_freq=True, sparse=True),
+     [i64(6, 2, 3), f32(6, 4)], "F.embedding"),
+    ("slice_copy_step", slice_assign_step, [f32(2, 5), f32(2, 3)], "Tensor.slice_copy"),
+    ("to_copy", lambda x: x.to(torch.int64, copy=True), [HALVES], "Tensor.to"),
+    ("reduce_amax_keepdim", lambda x: torch.amax(x, dim=0, keepdim=True), [R], "torch.amax"),
+    ("reduce_amin_dims", lambda x: torch.amin(x, dim=(1, 2)), [R], "torch.amin"),
+    ("reduce_argmin_keepdim", lambda x: torch.argmin(x, dim=-1, keepdim=True), [R],
+     "torch.argmin"),
+    ("reduce_prod_last", lambda x: torch.prod(x, -1), [R], "torch.prod"),
+    ("math_cross_last", lambda a, b: torch.cross(a, b, dim=-1), [f32(2, 4, 3), f32(2, 4, 3)],
+     "torch.cross"),
+    ("cmp_ge", lambda a, b: torch.ge(a, b), [f32(2, 3, 4), f32(2, 3, 4)], "torch.ge"),
+    # torch 1.13's slice_scatter miscounts the slice unless step is given
+    ("slice_scatter_dim0", lambda x, y: torch.slice_scatter(x, y, dim=0, start=2, end=4,
+                                                            step=1),
+     [f32(4, 3), f32(2, 3)], "torch.slice_scatter"),
+]:
+    case(name, lambda f=f: Fn(f), inps, ty)
+
+for name, mod, inp, ty in [
+    ("avgpool1d_stride", lambda: nn.AvgPool1d(3, stride=2), Q1, "nn.AvgPool1d"),
+    ("batchnorm1d_noaffine", lambda: nn.BatchNorm1d(4, affine=False), C1, "nn.BatchNorm1d"),
+    ("batchnorm2d_eps", lambda: nn.BatchNorm2d(4, eps=1e-3), C2, "nn.BatchNorm2d"),
+    ("batchnorm3d_noaffine", lambda: nn.BatchNorm3d(4, eps=0.1, affine=False), C3,
+     "nn.BatchNorm3d"),
+    ("convtranspose2d_nobias", lambda: nn.ConvTranspose2d(4, 3, 3, stride=2, bias=False), C2,
+     "nn.ConvTranspose2d"),
+    ("instancenorm2d_eps", lambda: nn.InstanceNorm2d(4, eps=0.1), C2, "nn.InstanceNorm2d"),
+    ("instancenorm3d_eps", lambda: nn.InstanceNorm3d(4, eps=0.2), C3, "nn.InstanceNorm3d"),
+    ("softmin_dim", lambda: nn.Softmin(dim=1), X, "nn.Softmin"),
+    ("unfold_default", lambda: nn.Unfold(kernel_size=2), f32(1, 2, 5, 6), "nn.Unfold"),
+    ("fold_dilation", lambda: nn.Fold(output_size=(4, 5), kernel_size=(2, 3), dilation=(2, 1)),
+     f32(1, 12, 6), "nn.Fold"),
+    ("upsamplingnearest2d_size", lambda: nn.UpsamplingNearest2d(size=(6, 7)), U2,
+     "nn.UpsamplingNearest2d"),
+]:
+    case("nn_" + name, lambda mod=mod: nn.Sequential(mod()), [inp], ty)
+
+case("nn_embedding_sparse", lambda: Fn(lambda m, i: m.e(i), e=nn.Embedding(10, 4, sparse=True)),
+     [i64(10, 2, 5)], "nn.Embedding")
+case("nn_adaptivemaxpool1d_indices", lambda: Fn(lambda m, x: m.p(x), p=nn.AdaptiveMaxPool1d(
+    5, return_indices=True)), [Q1], "nn.AdaptiveMaxPool1d")
+case("nn_adaptivemaxpool3d_indices", lambda: Fn(lambda m, x: m.p(x), p=nn.AdaptiveMaxPool3d(
+    (2, 5, 3), return_indices=True)), [Q3], "nn.AdaptiveMaxPool3d")
+case("tv_deform_conv2d_nopad", lambda: Fn(lambda m, x, o: m.d(x, o),
+                                          d=torchvision.ops.DeformConv2d(2, 3, 3)),
+     [f32(1, 2, 5, 5), f32(1, 18, 3, 3)], "torchvision.ops.DeformConv2d", torchvision=True)

@@ -62,7 +62,7 @@ def shape_arg(t):
 
 
 def param_ops(text):
-    """(op type, operand lists, annotations) of each line of a .pnnx.param."""
+    """(op type, inputs, outputs, annotations, expr) of each line of a .pnnx.param."""
     ops = []
     for line in text.splitlines()[2:]:
         f = line.split()
@@ -75,8 +75,25 @@ def param_ops(text):
             m = re.match(r"#(\S+?)=\((.*)\)(\w+)$", tok)
             if m:
                 ann[m.group(1)] = (m.group(2), m.group(3))
-        ops.append((f[0], ins, outs, ann))
+        expr = next((t[5:] for t in f[4 + nin + nout:] if t.startswith("expr=")), "")
+        ops.append((f[0], ins, outs, ann, expr))
     return ops
+
+
+def list_items(expr):
+    """The top-level items of a list expression `[a,f(b,c),...]`."""
+    items, depth, cur = [], 0, ""
+    for ch in expr[1:-1]:
+        if ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+            continue
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        cur += ch
+    return items + [cur] if cur else items
 
 
 def declared_outputs(ops):
@@ -93,6 +110,9 @@ def declared_outputs(ops):
         if producer and producer[0] == "prim::TupleConstruct":
             for i in producer[1]:
                 add(i)
+        elif producer and producer[0] == "pnnx.Expression" and producer[4].startswith("["):
+            # a list of results: its items carry no annotation
+            res.extend(["list item"] * len(list_items(producer[4])))
         else:
             res.append(ann.get(operand))
 
@@ -104,7 +124,8 @@ def declared_outputs(ops):
 
 
 def torch_decl(t):
-    dt = {torch.float32: "f32", torch.int64: "i64", torch.bool: "bool"}.get(t.dtype, str(t.dtype))
+    dt = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.int32: "i32",
+          torch.bool: "bool"}.get(t.dtype, str(t.dtype))
     return (",".join(str(d) for d in t.shape), dt)
 
 
@@ -145,8 +166,9 @@ def make(case, pnnx, workdir):
                            (sum(op[0] == "pnnx.Input" for op in ops), len(inputs)))
     decl = declared_outputs(ops)
     got = [torch_decl(t) for t in outputs]
-    # pnnx leaves 0-d results without an annotation
-    decl = [g if d is None and g[0] == "" else d for d, g in zip(decl, got)] + decl[len(got):]
+    # pnnx leaves 0-d results and the items of a list expression without an annotation
+    decl = [g if (d is None and g[0] == "") or d == "list item" else d
+            for d, g in zip(decl, got)] + decl[len(got):]
     if case.shape2:  # '?' dims match any size
         decl = [(",".join(g if a == "?" else a for a, g in zip(d[0].split(","), t[0].split(","))),
                  d[1]) if d and len(d[0].split(",")) == len(t[0].split(",")) else d

@@ -325,7 +325,7 @@ const llvm::StringMap<CostRule> &costRules() {
     for (const char *op : {"nn.LPPool1d", "nn.LPPool2d"})
       r[op] = pool<true>;
     for (const char *op : {"nn.AdaptiveMaxPool3d", "torch.max", "torch.min", "torch.argmax",
-                           "torch.argmin", "torch.topk"})
+                           "torch.argmin", "torch.topk", "torch.sort"})
       r[op] = reduce<false>;
     r["nn.AdaptiveAvgPool3d"] = reduce<true>;
     r["nn.Softmax2d"] = softmax;

@@ -122,6 +122,16 @@ llvm::Expected<Type> topk(const CallNode &c) {
   return tupleType({tensorType(in->dtype(), d), tensorType(DType::I64, d)});
 }
 
+/// torch.sort: the values in order along dim and their i64 indices.
+llvm::Expected<Type> sort(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in)
+    return Type();
+  if (normDim(c.attrs().getInt("dim", -1), std::max<size_t>(in->rank(), 1)) < 0)
+    return fail(c, "dim out of range");
+  return tupleType({tensorType(in->dtype(), in->dims()), tensorType(DType::I64, in->dims())});
+}
+
 llvm::Expected<Type> scan(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0);
   if (!in)
@@ -173,6 +183,17 @@ KC_REGISTER_OP(topk_, "torch.topk")
     .outputs(2)
     .flags(kPure)
     .typeRule(topk);
+// pnnx writes torch.sort and Tensor.sort as `aten::sort` with its
+// arguments as literal operands; the importer makes them attributes.
+KC_REGISTER_OP(sort_, "torch.sort")
+    .describe("the values sorted along dim (descending: largest first) and their indices")
+    .input("input")
+    .attr("dim", AttrValue::integer(-1))
+    .attr("descending", AttrValue::boolean(false))
+    .attr("stable", AttrValue::boolean(false))
+    .outputs(2)
+    .flags(kPure)
+    .typeRule(sort);
 KC_REGISTER_OP(logsumexp_, "torch.logsumexp")
     .describe("log Σ exp(x) over dims")
     .input("input")

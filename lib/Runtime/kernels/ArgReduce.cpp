@@ -1,10 +1,10 @@
-//===- ArgReduce.cpp - max/min along a dim, argmax/argmin, topk -----------===//
+//===- ArgReduce.cpp - max/min along a dim, argmax/argmin, topk, sort -----===//
 //
 // Reductions that also say where: along one dim, viewed as (outer, len,
 // inner), each output position scans its `len` values. PyTorch's rules: a
 // NaN is the maximum and the minimum (the first one wins), ties go to the
 // first index; topk orders NaN above every number and, with sorted=True,
-// returns the values best first.
+// returns the values best first; sort is topk of the whole dim.
 //
 //===----------------------------------------------------------------------===//
 #include "Operands.h"
@@ -162,6 +162,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const Kern
     return in.takeError();
   if (auto e = requireF32(c))
     return e;
+  // PyTorch's order of unsorted results is its selection algorithm's;
+  // kc's would be another.
+  if (auto e = refuseAttr(c, "sorted", AttrValue::boolean(true),
+                          "results in the order of PyTorch's selection algorithm; kc sorts them"))
+    return e;
   auto l = axisLine(c, *in, c.attrs().getInt("dim", -1));
   if (!l)
     return l.takeError();
@@ -175,6 +180,27 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const Kern
   return std::unique_ptr<OpKernel>(new TopkKernel(*l, k, c.attrs().getBool("largest", true)));
 }
 KC_REGISTER_KERNEL_DTYPES(topk, "torch.topk", makeTopk, (DTypeSet{DType::F32}),
+                          (DTypeSet{DType::F32, DType::I64}));
+
+/// torch.sort: topk of the whole dim, largest first when descending. Ties
+/// keep their order (the first index first), so stable and unstable sorts
+/// give PyTorch's stable result; NaN sorts above every number, as in PyTorch.
+llvm::Expected<std::unique_ptr<OpKernel>> makeSort(const CallNode &c, const KernelBuildContext &) {
+  auto in = inputShape(c, 0);
+  if (!in)
+    return in.takeError();
+  if (auto e = requireF32(c))
+    return e;
+  auto l = axisLine(c, *in, c.attrs().getInt("dim", -1));
+  if (!l)
+    return l.takeError();
+  auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c.type().get());
+  if (!tt || tt->size() != 2)
+    return kernelError(c, "needs its two results, values and indices");
+  return std::unique_ptr<OpKernel>(
+      new TopkKernel(*l, l->len, c.attrs().getBool("descending", false)));
+}
+KC_REGISTER_KERNEL_DTYPES(sort, "torch.sort", makeSort, (DTypeSet{DType::F32}),
                           (DTypeSet{DType::F32, DType::I64}));
 
 /// torch.cumsum / torch.cumprod along a dim, accumulated in double (as

@@ -60,6 +60,9 @@ private:
 llvm::Expected<std::unique_ptr<OpKernel>> makeEmbedding(const CallNode &c,
                                                         const KernelBuildContext &) {
   bool functional = c.calleeName() == "F.embedding";
+  if (auto e = refuseAttr(c, "max_norm", AttrValue(),
+                          "renormalizing the rows it reads to max_norm; kc reads them as they are"))
+    return e;
   int index = namedOperand(c, "input");
   if (index < 0)
     index = 0;

@@ -25,6 +25,18 @@ inline llvm::Error requireF32(const CallNode &c, std::initializer_list<size_t> i
   return llvm::Error::success();
 }
 
+/// Refuses a call whose attribute `key` is present with a value other than
+/// `dflt` (None counts as absent): a mode the kernel does not implement is
+/// never run as the default one. `what` says what that mode would do.
+inline llvm::Error refuseAttr(const CallNode &c, llvm::StringRef key, const AttrValue &dflt,
+                              llvm::StringRef what) {
+  const AttrValue *v = c.attrs().find(key);
+  if (!v || v->isNone() || *v == dflt)
+    return llvm::Error::success();
+  std::string shown = v->isBool() ? (v->getBool() ? "True" : "False") : attrToString(*v);
+  return kernelError(c, key + "=" + shown + " is not supported (" + what + ")");
+}
+
 /// The position among the data arguments (the kernel's inputs) of the one
 /// keyed `$name`, or -1.
 inline int namedOperand(const CallNode &c, llvm::StringRef name) {

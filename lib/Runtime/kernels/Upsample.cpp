@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CallInfo.h"
+#include "Operands.h"
 #include "Parallel.h"
 #include "Resample.h"
 
@@ -98,6 +99,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample2d(const CallNode &c, cons
 /// general kernel (Resample.cpp).
 llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
                                                        const KernelBuildContext &ctx) {
+  if (auto e = refuseAntialias(c))
+    return e;
   auto io = callShapes(c);
   if (!io)
     return io.takeError();
