@@ -229,6 +229,11 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       auto [it, fresh] = outputOnly.try_emplace(i, true);
       it->second = it->second && op.type == "pnnx.Output";
     }
+  // How many times each operand is read.
+  llvm::StringMap<int> uses;
+  for (const ParamOp &op : pf.ops)
+    for (const std::string &i : op.inputs)
+      ++uses[i];
   // Names taken by operators, and by the functions made below.
   llvm::StringSet<> names;
   for (const ParamOp &op : pf.ops)
@@ -404,8 +409,16 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
     std::vector<ArgKey> keys;
     Attrs attrs;
     if (op.type == "aten::sort" && op.weights.empty() && op.params.empty() &&
-        sortAsAttributes(args, attrs))
+        sortAsAttributes(args, attrs)) {
       callee = OpRegistry::global().lookup("torch.sort")->node();
+      // The literals read by this call alone become attributes: their
+      // functions leave the module, as an export would not write them.
+      for (size_t i = 1; i < inputs.size(); ++i)
+        if (uses.lookup(op.inputs[i]) == llvm::count(op.inputs, op.inputs[i]))
+          llvm::erase_if(exprFunctions, [&](const Function &f) {
+            return f.get() == llvm::cast<CallNode>(inputs[i].get())->callee().get();
+          });
+    }
     for (size_t i = 0; i < args.size(); ++i)
       keys.push_back(op.inputNames[i].empty() ? ArgKey{}
                                               : ArgKey{ArgRole::Named, op.inputNames[i]});
