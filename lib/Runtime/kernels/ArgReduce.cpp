@@ -68,8 +68,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeMaxMin(const CallNode &c,
   auto in = inputShape(c, 0);
   if (!in)
     return in.takeError();
-  if (auto e = requireF32(c))
-    return e;
   auto l = axisLine(c, *in, dv->getInt());
   if (!l)
     return l.takeError();
@@ -89,8 +87,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeArg(const CallNode &c, const Kerne
   auto in = inputShape(c, 0);
   if (!in)
     return in.takeError();
-  if (auto e = requireF32(c))
-    return e;
   const AttrValue *dv = c.attrs().find("dim");
   AxisLine l;
   if (!dv || dv->isNone()) {
@@ -160,8 +156,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const Kern
   auto in = inputShape(c, 0);
   if (!in)
     return in.takeError();
-  if (auto e = requireF32(c))
-    return e;
   auto l = axisLine(c, *in, c.attrs().getInt("dim", -1));
   if (!l)
     return l.takeError();
@@ -214,8 +208,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeScan(const CallNode &c, const Kern
   auto in = inputShape(c, 0);
   if (!in)
     return in.takeError();
-  if (auto e = requireF32(c))
-    return e;
   if (outputDType(c) != DType::F32)
     return kernelError(c, "only an f32 result is supported");
   auto l = axisLine(c, *in, c.attrs().getInt("dim", 0));

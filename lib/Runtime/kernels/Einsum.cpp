@@ -223,8 +223,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeEinsum(const CallNode &c,
     auto s = inputShape(c, i);
     if (!s)
       return s.takeError();
-    if (auto e = requireF32(c, {i}))
-      return e;
     shapes.push_back(*s);
   }
   if (n == 0)

@@ -63,8 +63,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeWindows(const CallNode &c,
   auto out = outputShape(c);
   if (!out)
     return out.takeError();
-  if (auto e = requireF32(c))
-    return e;
   auto k = intsN(c, "kernel_size", 2, {}), s = intsN(c, "stride", 2, {1, 1}),
        p = intsN(c, "padding", 2, {0, 0}), d = intsN(c, "dilation", 2, {1, 1});
   if (k.size() != 2 || s.size() != 2 || p.size() != 2 || d.size() != 2)

@@ -80,13 +80,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeBatchNorm(const CallNode &c,
     return kernelError(c, "needs running_mean and running_var operands (training mode is not "
                           "supported)");
   Affine a = affineOperands(c);
-  std::vector<size_t> all = {0, size_t(mean), size_t(var)};
-  for (int i : {a.weight, a.bias})
-    if (i >= 0)
-      all.push_back(size_t(i));
-  for (size_t i : all)
-    if (auto e = requireF32(c, {i}))
-      return e;
   int64_t C = (*s)[1];
   for (auto [i, what] : {std::pair<int, const char *>{mean, "running_mean"},
                          {var, "running_var"},
@@ -154,14 +147,10 @@ private:
 
 llvm::Error checkAffine(const CallNode &c, Affine a, int64_t n) {
   for (auto [i, what] : {std::pair<int, const char *>{a.weight, "weight"}, {a.bias, "bias"}}) {
-    if (i < 0)
-      continue;
-    if (auto e = requireF32(c, {size_t(i)}))
-      return e;
     if (auto e = checkLength(c, i, n, what))
       return e;
   }
-  return requireF32(c);
+  return llvm::Error::success();
 }
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c,

@@ -188,8 +188,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGridSample(const CallNode &c,
   auto out = outputShape(c);
   if (!out)
     return out.takeError();
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
   std::string mode = c.attrs().getString("mode", "bilinear"),
               pad = c.attrs().getString("padding_mode", "zeros");
   Interp interp;
@@ -262,8 +260,6 @@ private:
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeAffineGrid(const CallNode &c,
                                                          const KernelBuildContext &) {
-  if (auto e = requireF32(c))
-    return e;
   std::vector<int64_t> size = c.attrs().getInts("size");
   if (size.size() != 4 && size.size() != 5)
     return kernelError(c, "size must have 4 or 5 entries");

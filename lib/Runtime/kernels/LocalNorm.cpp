@@ -37,8 +37,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGlu(const CallNode &c, const Kerne
   auto s = inputShape(c, 0);
   if (!s)
     return s.takeError();
-  if (auto e = requireF32(c))
-    return e;
   auto v = axisLine(c, *s, c.attrs().getInt("dim", -1));
   if (!v)
     return v.takeError();
@@ -106,8 +104,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNormalize(const CallNode &c,
   auto s = inputShape(c, 0);
   if (!s)
     return s.takeError();
-  if (auto e = requireF32(c))
-    return e;
   auto v = axisLine(c, *s, c.attrs().getInt("dim", 1));
   if (!v)
     return v.takeError();
@@ -164,8 +160,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLrn(const CallNode &c, const Kerne
   auto s = inputShape(c, 0);
   if (!s)
     return s.takeError();
-  if (auto e = requireF32(c))
-    return e;
   if (s->size() < 3)
     return kernelError(c, "expects (N, C, ...), got " + shapeToString(*s));
   auto v = axisLine(c, *s, 1);

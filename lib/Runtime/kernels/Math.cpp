@@ -21,8 +21,6 @@ public:
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeLgamma(const CallNode &c,
                                                      const KernelBuildContext &) {
-  if (auto e = requireF32(c))
-    return e;
   return std::unique_ptr<OpKernel>(new LgammaKernel());
 }
 KC_REGISTER_KERNEL(lgamma, "torch.lgamma", makeLgamma);
@@ -59,8 +57,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeCross(const CallNode &c, const Ker
   auto b = inputShape(c, 1);
   if (!b)
     return b.takeError();
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
   if (*a != *b)
     return kernelError(c, "operands of different shapes (broadcasting) are not supported");
   const AttrValue *dv = c.attrs().find("dim");
@@ -115,8 +111,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePairwiseDistance(const CallNode &c
   auto b = inputShape(c, 1);
   if (!b)
     return b.takeError();
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
   if (*a != *b || a->empty())
     return kernelError(c, "operands of different shapes (broadcasting) are not supported");
   double p = c.attrs().getFloat("p", 2.0);

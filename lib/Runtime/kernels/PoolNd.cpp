@@ -157,8 +157,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePoolNd(const CallNode &c,
   auto out = outputShape(c, 0);
   if (!out)
     return out.takeError();
-  if (auto e = requireF32(c))
-    return e;
   if (in->size() < n + 1 || out->size() != in->size())
     return kernelError(c, "expects at least " + llvm::Twine(n + 1) + " dims, got " +
                               shapeToString(*in));

@@ -50,8 +50,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c,
   int bi = namedOperand(c, "bias");
   if (bi < 0 && dataArgs(c).size() > 2)
     bi = 2;
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
   if (x->empty() || w->size() != 2 || (*w)[1] != x->back())
     return kernelError(c,
                        "weight " + shapeToString(*w) + " does not fit input " + shapeToString(*x));
@@ -59,8 +57,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c,
     auto b = inputShape(c, size_t(bi));
     if (!b)
       return b.takeError();
-    if (auto e = requireF32(c, {size_t(bi)}))
-      return e;
     if (numElements(*b) != (*w)[0])
       return kernelError(c, "bias " + shapeToString(*b) + " does not have " + llvm::Twine((*w)[0]) +
                                 " elements");
@@ -111,8 +107,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAddProduct(const CallNode &c,
   auto b = inputShape(c, 2);
   if (!b)
     return b.takeError();
-  if (auto e = requireF32(c, {0, 1, 2}))
-    return e;
   if (a->size() != Rank || b->size() != Rank || in->size() > Rank)
     return kernelError(c, "expects " + llvm::Twine(Rank) + "-d factors");
   std::vector<int64_t> A = *a, B = *b;

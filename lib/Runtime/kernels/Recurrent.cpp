@@ -198,9 +198,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRecurrent(const CallNode &c,
   if (!in)
     return in.takeError();
   size_t numInputs = dataArgs(c).size();
-  for (size_t i = 0; i < numInputs; ++i)
-    if (auto e = requireF32(c, {i}))
-      return e;
   bool unbatched = in->size() == 2;
   if (in->size() != 2 && in->size() != 3)
     return kernelError(c, "expects a 2-d or 3-d input, got " + shapeToString(*in));

@@ -134,8 +134,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeResample(const CallNode &c,
   auto out = outputShape(c);
   if (!out)
     return out.takeError();
-  if (auto e = requireF32(c))
-    return e;
   if (in->size() < 3 || in->size() > 5 || out->size() != in->size())
     return kernelError(c, "expects (N, C) and 1 to 3 spatial dims, got " + shapeToString(*in));
   size_t n = in->size() - 2;

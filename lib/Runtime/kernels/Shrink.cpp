@@ -43,8 +43,6 @@ private:
 template <Shrink K>
 llvm::Expected<std::unique_ptr<OpKernel>> makeShrink(const CallNode &c,
                                                      const KernelBuildContext &) {
-  if (auto e = requireF32(c))
-    return e;
   float a = float(K == Shrink::Threshold ? c.attrs().getFloat("threshold", 0.0)
                                          : c.attrs().getFloat("lambd", 0.5));
   float b = float(c.attrs().getFloat("value", 0.0));
@@ -88,8 +86,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRuntimePRelu(const CallNode &c,
   auto w = inputShape(c, 1);
   if (!w)
     return w.takeError();
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
   int64_t C = s->size() >= 2 ? (*s)[1] : 1, nw = numElements(*w);
   if (w->size() > 1 || (nw != 1 && nw != C))
     return kernelError(c, "weight " + shapeToString(*w) + " is neither one slope nor one per " +

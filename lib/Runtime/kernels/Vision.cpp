@@ -101,8 +101,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRoiAlign(const CallNode &c,
   auto out = outputShape(c);
   if (!out)
     return out.takeError();
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
   if (in->size() != 4 || rois->size() != 2 || (*rois)[1] != 5 || out->size() != 4)
     return kernelError(c, "expects (N, C, H, W) and (K, 5) boxes");
   if ((*in)[2] == 0 || (*in)[3] == 0)
@@ -196,9 +194,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeDeformConv(const CallNode &c,
   if (!out)
     return out.takeError();
   size_t n = dataArgs(c).size();
-  for (size_t i = 0; i < n; ++i)
-    if (auto e = requireF32(c, {i}))
-      return e;
   auto w = weightTensor(c, "weight", true, WeightUse::ReadOnly);
   if (!w)
     return w.takeError();

@@ -194,8 +194,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
   auto out = outputShape(c);
   if (!out)
     return out.takeError();
-  if (auto e = requireF32(c))
-    return e;
   size_t n = op.contains("3d") ? 3 : op.contains("2d") ? 2 : 1;
   if (in->size() != n + 2 || out->size() != n + 2)
     return kernelError(c, "expects a batched input of " + llvm::Twine(n + 2) + " dims, got " +
@@ -213,11 +211,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
     if (!ws)
       return ws.takeError();
     wshape = *ws;
-    if (auto e = requireF32(c, {size_t(w.weightInput)}))
-      return e;
-    if (w.biasInput >= 0)
-      if (auto e = requireF32(c, {size_t(w.biasInput)}))
-        return e;
   } else {
     auto wt = weightTensor(c, "weight", true, WeightUse::ReadOnly);
     if (!wt)
