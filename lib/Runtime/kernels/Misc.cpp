@@ -133,17 +133,14 @@ private:
 
 template <bool Shuffle>
 llvm::Expected<std::unique_ptr<OpKernel>> makePixelShuffle(const CallNode &c,
-                                                           const KernelBuildContext &) {
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+                                                           const CallShapes &io) {
   int64_t r = c.attrs().getInt(Shuffle ? "upscale_factor" : "downscale_factor", 1);
-  if (out->size() != 4 || r <= 0)
+  if (io.out.size() != 4 || r <= 0)
     return kernelError(c, "expects a 4-d result and a positive factor");
-  return std::unique_ptr<OpKernel>(new PixelShuffleKernel(*out, r, Shuffle));
+  return std::unique_ptr<OpKernel>(new PixelShuffleKernel(io.out, r, Shuffle));
 }
-KC_REGISTER_KERNEL(pixelshuffle, "nn.PixelShuffle", makePixelShuffle<true>);
-KC_REGISTER_KERNEL(pixelunshuffle, "nn.PixelUnshuffle", makePixelShuffle<false>);
+KC_REGISTER_KERNEL(pixelshuffle, "nn.PixelShuffle", withShapes<makePixelShuffle<true>>);
+KC_REGISTER_KERNEL(pixelunshuffle, "nn.PixelUnshuffle", withShapes<makePixelShuffle<false>>);
 
 /// Tensor.to: element type conversion between f32, f64, i64, i32 and bool,
 /// with PyTorch's results: floating to integer through torchCast (defined

@@ -151,24 +151,22 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePoolNd(const CallNode &c,
                   : op.contains("Max")    ? PoolKind::Max
                                           : PoolKind::Avg;
   size_t n = spatialDims(op);
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c, 0);
-  if (!out)
-    return out.takeError();
-  if (in->size() < n + 1 || out->size() != in->size())
+  auto io = callShapes(c);
+  if (!io)
+    return io.takeError();
+  const std::vector<int64_t> &in = io->in, &out = io->out;
+  if (in.size() < n + 1 || out.size() != in.size())
     return kernelError(c, "expects at least " + llvm::Twine(n + 1) + " dims, got " +
-                              shapeToString(*in));
+                              shapeToString(in));
   bool indices = c.attrs().getBool("return_indices", false);
   if (indices && kind != PoolKind::Max && kind != PoolKind::AdaptiveMax)
     return kernelError(c, "return_indices is only for max pooling");
   PoolDims g;
-  g.planes = numElements(*in) / numElements(llvm::ArrayRef<int64_t>(*in).take_back(n));
+  g.planes = numElements(in) / numElements(llvm::ArrayRef<int64_t>(in).take_back(n));
   size_t lead = 3 - n;
   for (size_t i = 0; i < n; ++i) {
-    g.in[lead + i] = (*in)[in->size() - n + i];
-    g.out[lead + i] = (*out)[out->size() - n + i];
+    g.in[lead + i] = in[in.size() - n + i];
+    g.out[lead + i] = out[out.size() - n + i];
   }
   if (kind == PoolKind::Max || kind == PoolKind::Avg || kind == PoolKind::Lp) {
     auto k = intsN(c, "kernel_size", n, {});

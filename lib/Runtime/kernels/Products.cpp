@@ -98,29 +98,24 @@ private:
 template <size_t Rank>
 llvm::Expected<std::unique_ptr<OpKernel>> makeAddProduct(const CallNode &c,
                                                          const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto a = inputShape(c, 1);
-  if (!a)
-    return a.takeError();
-  auto b = inputShape(c, 2);
-  if (!b)
-    return b.takeError();
-  if (a->size() != Rank || b->size() != Rank || in->size() > Rank)
+  auto s = inputShapes(c, 3);
+  if (!s)
+    return s.takeError();
+  const std::vector<int64_t> &in = (*s)[0];
+  std::vector<int64_t> A = (*s)[1], B = (*s)[2];
+  if (A.size() != Rank || B.size() != Rank || in.size() > Rank)
     return kernelError(c, "expects " + llvm::Twine(Rank) + "-d factors");
-  std::vector<int64_t> A = *a, B = *b;
   if (Rank == 2)
     A.insert(A.begin(), 1), B.insert(B.begin(), 1);
   std::vector<int64_t> outShape = {A[0], A[1], B[2]};
   // The input's strides against (batch, M, N), 0 where it broadcasts.
-  std::vector<int64_t> is(3 - in->size(), 1);
-  is.insert(is.end(), in->begin(), in->end());
+  std::vector<int64_t> is(3 - in.size(), 1);
+  is.insert(is.end(), in.begin(), in.end());
   std::vector<int64_t> strides(3, 0);
   int64_t st = 1;
   for (size_t i = 3; i-- > 0;) {
     if (is[i] != 1 && is[i] != outShape[i])
-      return kernelError(c, "input " + shapeToString(*in) + " does not broadcast");
+      return kernelError(c, "input " + shapeToString(in) + " does not broadcast");
     strides[i] = is[i] == 1 ? 0 : st;
     st *= is[i];
   }

@@ -260,14 +260,12 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConcat(const CallNode &c,
   if (!axis)
     return axis.takeError();
   int64_t outer = axis->second;
+  auto shapes = inputShapes(c, 1);
+  if (!shapes)
+    return shapes.takeError();
   std::vector<int64_t> chunk;
-  auto args = dataArgs(c); // once: inputShape(c, i) collects them on every call
-  for (const ExprNode *a : args) {
-    auto s = staticShape(c, a->type());
-    if (!s)
-      return s.takeError();
-    chunk.push_back(numElements(*s) / std::max<int64_t>(outer, 1));
-  }
+  for (const std::vector<int64_t> &s : *shapes)
+    chunk.push_back(numElements(s) / std::max<int64_t>(outer, 1));
   return std::unique_ptr<OpKernel>(new ConcatKernel(outer, std::move(chunk), elemSize(c)));
 }
 KC_REGISTER_MOVE_KERNEL(cat, "torch.cat", makeConcat);

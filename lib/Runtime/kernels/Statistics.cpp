@@ -109,13 +109,10 @@ private:
 };
 
 template <Stat S>
-llvm::Expected<std::unique_ptr<OpKernel>> makeStat(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeStat(const CallNode &c, const CallShapes &io) {
   // logsumexp, std, var and norm of nothing are -inf, NaN, NaN and 0, as
   // in PyTorch; a maximum or minimum of nothing type inference refuses.
-  if ((S == Stat::Max || S == Stat::Min) && numElements(*in) == 0)
+  if ((S == Stat::Max || S == Stat::Min) && numElements(io.in) == 0)
     return kernelError(c, "reduces an empty tensor");
   std::vector<int64_t> dims = dimList(c);
   if ((S == Stat::Max || S == Stat::Min) && !dims.empty())
@@ -136,29 +133,26 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeStat(const CallNode &c, const Kern
     if (p < 0 && !std::isinf(p))
       return kernelError(c, "negative p is not supported");
   }
-  auto l = ReduceLayout::make(c, *in, dims);
+  auto l = ReduceLayout::make(c, io.in, dims);
   if (!l)
     return l.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
-  if (numElements(*out) != int64_t(l->kept.size()))
+  if (numElements(io.out) != int64_t(l->kept.size()))
     return kernelError(c, "the result type does not match the reduced dims");
   return std::unique_ptr<OpKernel>(
       new StatKernel(S, std::move(*l), p, c.attrs().getBool("unbiased", true)));
 }
 
-KC_REGISTER_KERNEL(logsumexp, "torch.logsumexp", makeStat<Stat::LogSumExp>);
-KC_REGISTER_KERNEL(std_, "torch.std", makeStat<Stat::Std>);
-KC_REGISTER_KERNEL(var, "torch.var", makeStat<Stat::Var>);
-KC_REGISTER_KERNEL(norm, "torch.norm", makeStat<Stat::Norm>);
+KC_REGISTER_KERNEL(logsumexp, "torch.logsumexp", withShapes<makeStat<Stat::LogSumExp>>);
+KC_REGISTER_KERNEL(std_, "torch.std", withShapes<makeStat<Stat::Std>>);
+KC_REGISTER_KERNEL(var, "torch.var", withShapes<makeStat<Stat::Var>>);
+KC_REGISTER_KERNEL(norm, "torch.norm", withShapes<makeStat<Stat::Norm>>);
 
 } // namespace
 
 /// torch.max / torch.min of all elements (ArgReduce.cpp takes the dim form).
 llvm::Expected<std::unique_ptr<OpKernel>> makeExtremeOfAll(const CallNode &c, bool isMax,
                                                            const KernelBuildContext &ctx) {
-  return isMax ? makeStat<Stat::Max>(c, ctx) : makeStat<Stat::Min>(c, ctx);
+  return isMax ? withShapes<makeStat<Stat::Max>>(c, ctx) : withShapes<makeStat<Stat::Min>>(c, ctx);
 }
 
 } // namespace kc::rt

@@ -96,19 +96,15 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample2d(const CallNode &c, cons
 
 /// 4-d nearest and bilinear run here; every other mode and rank on the
 /// general kernel (Resample.cpp).
-llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
-                                                       const KernelBuildContext &ctx) {
-  auto io = callShapes(c);
-  if (!io)
-    return io.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c, const CallShapes &io) {
   std::string mode = c.attrs().getString("mode", "nearest");
-  if (io->in.size() != 4 || io->out.size() != 4 || (mode != "nearest" && mode != "bilinear"))
-    return makeResample(c, ctx);
-  return makeUpsample2d(c, *io);
+  if (io.in.size() != 4 || io.out.size() != 4 || (mode != "nearest" && mode != "bilinear"))
+    return makeResample(c, io);
+  return makeUpsample2d(c, io);
 }
 
 } // namespace
 
-KC_REGISTER_KERNEL(upsample, "nn.Upsample", makeUpsample);
+KC_REGISTER_KERNEL(upsample, "nn.Upsample", withShapes<makeUpsample>);
 
 } // namespace kc::rt

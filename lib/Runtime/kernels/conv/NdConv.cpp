@@ -188,16 +188,14 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
   llvm::StringRef op = c.calleeName();
   bool transposed = op.contains("ranspose");
   bool functional = op.startswith("F.");
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+  auto io = callShapes(c);
+  if (!io)
+    return io.takeError();
+  const std::vector<int64_t> &in = io->in, &out = io->out;
   size_t n = op.contains("3d") ? 3 : op.contains("2d") ? 2 : 1;
-  if (in->size() != n + 2 || out->size() != n + 2)
+  if (in.size() != n + 2 || out.size() != n + 2)
     return kernelError(c, "expects a batched input of " + llvm::Twine(n + 2) + " dims, got " +
-                              shapeToString(*in));
+                              shapeToString(in));
   OperandWeights w;
   std::vector<int64_t> wshape;
   if (functional) {
@@ -223,7 +221,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
     w.bias = std::move(*bt);
   }
   ConvDims g;
-  g.N = (*in)[0], g.C = (*in)[1], g.OC = (*out)[1], g.G = c.attrs().getInt("groups", 1);
+  g.N = in[0], g.C = in[1], g.OC = out[1], g.G = c.attrs().getInt("groups", 1);
   if (g.G <= 0 || g.C % g.G || g.OC % g.G)
     return kernelError(c, "groups=" + llvm::Twine(g.G) + " does not divide the channels");
   if (wshape.size() != n + 2)
@@ -255,7 +253,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
   for (size_t i = 0; i < n; ++i) {
     if (s[i] <= 0 || d[i] <= 0 || p[i] < 0)
       return kernelError(c, "stride and dilation must be positive, padding not negative");
-    g.in[lead + i] = (*in)[2 + i], g.out[lead + i] = (*out)[2 + i];
+    g.in[lead + i] = in[2 + i], g.out[lead + i] = out[2 + i];
     g.k[lead + i] = k[i], g.s[lead + i] = s[i], g.p[lead + i] = p[i], g.d[lead + i] = d[i];
   }
   if (functional && w.biasInput >= 0) {
