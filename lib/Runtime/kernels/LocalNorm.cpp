@@ -33,18 +33,15 @@ private:
   AxisLine v_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeGlu(const CallNode &c, const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  auto v = axisLine(c, *s, c.attrs().getInt("dim", -1));
+llvm::Expected<std::unique_ptr<OpKernel>> makeGlu(const CallNode &c, const CallShapes &io) {
+  auto v = axisLine(c, io.in, c.attrs().getInt("dim", -1));
   if (!v)
     return v.takeError();
   if (v->len % 2)
     return kernelError(c, "the halved dim has an odd size, " + llvm::Twine(v->len));
   return std::unique_ptr<OpKernel>(new GluKernel(*v));
 }
-KC_REGISTER_KERNEL(glu, "nn.GLU", makeGlu);
+KC_REGISTER_KERNEL(glu, "nn.GLU", withShapes<makeGlu>);
 
 /// F.normalize: x / max(‖x‖_p, eps) along the dim.
 class NormalizeKernel final : public OpKernel {
@@ -99,12 +96,8 @@ private:
   ThreadScratch scratch_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeNormalize(const CallNode &c,
-                                                        const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  auto v = axisLine(c, *s, c.attrs().getInt("dim", 1));
+llvm::Expected<std::unique_ptr<OpKernel>> makeNormalize(const CallNode &c, const CallShapes &io) {
+  auto v = axisLine(c, io.in, c.attrs().getInt("dim", 1));
   if (!v)
     return v.takeError();
   double p = c.attrs().getFloat("p", 2.0);
@@ -113,7 +106,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNormalize(const CallNode &c,
   return std::unique_ptr<OpKernel>(
       new NormalizeKernel(*v, p, float(c.attrs().getFloat("eps", 1e-12))));
 }
-KC_REGISTER_KERNEL(normalize, "F.normalize", makeNormalize);
+KC_REGISTER_KERNEL(normalize, "F.normalize", withShapes<makeNormalize>);
 
 /// Local response normalization over channels (dim 1):
 /// x / (k + alpha/size · Σ x²)^beta, the sum over channels
@@ -156,13 +149,10 @@ private:
   ThreadScratch scratch_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeLrn(const CallNode &c, const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  if (s->size() < 3)
-    return kernelError(c, "expects (N, C, ...), got " + shapeToString(*s));
-  auto v = axisLine(c, *s, 1);
+llvm::Expected<std::unique_ptr<OpKernel>> makeLrn(const CallNode &c, const CallShapes &io) {
+  if (io.in.size() < 3)
+    return kernelError(c, "expects (N, C, ...), got " + shapeToString(io.in));
+  auto v = axisLine(c, io.in, 1);
   if (!v)
     return v.takeError();
   int64_t size = c.attrs().getInt("size", 0);
@@ -172,7 +162,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLrn(const CallNode &c, const Kerne
                                                  float(c.attrs().getFloat("beta", 0.75)),
                                                  float(c.attrs().getFloat("k", 1.0))));
 }
-KC_REGISTER_KERNEL(lrn, "nn.LocalResponseNorm", makeLrn);
+KC_REGISTER_KERNEL(lrn, "nn.LocalResponseNorm", withShapes<makeLrn>);
 
 } // namespace
 } // namespace kc::rt

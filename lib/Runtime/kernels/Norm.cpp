@@ -24,33 +24,34 @@ std::pair<double, double> meanVariance(const float *x, int64_t n) {
 
 namespace {
 
-/// The optional weight and bias of a normalization, `n` elements each.
-struct Affine {
-  ParamTensor weight, bias;
+/// The parameters of a normalization, each optional: running statistics
+/// (batch norm reads them) and the affine weight and bias.
+struct NormParams {
+  ParamTensor mean, var, weight, bias;
 };
 
-llvm::Expected<Affine> affineOf(const CallNode &c, int64_t n) {
-  auto w = paramOf(c, "weight", n);
-  if (!w)
-    return w.takeError();
-  auto b = paramOf(c, "bias", n);
-  if (!b)
-    return b.takeError();
-  return Affine{std::move(*w), std::move(*b)};
+/// c's NormParams, `n` elements each (channels, or positions of a row).
+llvm::Expected<NormParams> normParams(const CallNode &c, int64_t n) {
+  NormParams p;
+  if (llvm::Error e = takeParams(c, n,
+                                 {{"running_mean", &p.mean},
+                                  {"running_var", &p.var},
+                                  {"weight", &p.weight},
+                                  {"bias", &p.bias}}))
+    return std::move(e);
+  return p;
 }
 
 /// Inference-mode batch norm over (N, C, inner):
 /// y = (x - mean[c]) / sqrt(var[c] + eps) * w[c] + b[c].
 class BatchNormKernel final : public OpKernel {
 public:
-  BatchNormKernel(int64_t n, int64_t c, int64_t inner, double eps, ParamTensor mean,
-                  ParamTensor var, Affine a)
-      : n_(n), c_(c), inner_(inner), eps_(eps), mean_(std::move(mean)), var_(std::move(var)),
-        a_(std::move(a)) {}
+  BatchNormKernel(int64_t n, int64_t c, int64_t inner, double eps, NormParams p)
+      : n_(n), c_(c), inner_(inner), eps_(eps), p_(std::move(p)) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) const override {
-    const float *x = in[0]->data<float>(), *m = mean_.data(in), *v = var_.data(in);
-    const float *w = a_.weight.data(in), *b = a_.bias.data(in);
+    const float *x = in[0]->data<float>(), *m = p_.mean.data(in), *v = p_.var.data(in);
+    const float *w = p_.weight.data(in), *b = p_.bias.data(in);
     float *y = out[0]->data<float>();
     const int64_t C = c_, inner = inner_;
     parallelFor(n_ * C, n_ * C * inner > 65536, [&](int64_t plane) {
@@ -67,52 +68,41 @@ public:
 private:
   int64_t n_, c_, inner_;
   double eps_;
-  ParamTensor mean_, var_;
-  Affine a_;
+  NormParams p_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeBatchNorm(const CallNode &c,
-                                                        const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  if (s->size() < 2)
-    return kernelError(c, "expects (N, C, ...), got " + shapeToString(*s));
-  int64_t C = (*s)[1];
-  auto mean = paramOf(c, "running_mean", C);
-  if (!mean)
-    return mean.takeError();
-  auto var = paramOf(c, "running_var", C);
-  if (!var)
-    return var.takeError();
-  if (!mean->present() || !var->present())
+llvm::Expected<std::unique_ptr<OpKernel>> makeBatchNorm(const CallNode &c, const CallShapes &io) {
+  llvm::ArrayRef<int64_t> s = io.in;
+  if (s.size() < 2)
+    return kernelError(c, "expects (N, C, ...), got " + shapeToString(s));
+  int64_t C = s[1];
+  auto p = normParams(c, C);
+  if (!p)
+    return p.takeError();
+  if (!p->mean.present() || !p->var.present())
     return kernelError(c, "needs running_mean and running_var (training mode is not supported)");
-  auto a = affineOf(c, C);
-  if (!a)
-    return a.takeError();
-  int64_t inner = numElements(*s) / std::max<int64_t>(1, (*s)[0] * C);
+  int64_t inner = numElements(s) / std::max<int64_t>(1, s[0] * C);
   return std::unique_ptr<OpKernel>(
-      new BatchNormKernel((*s)[0], C, inner, c.attrs().getFloat("eps", 1e-5), std::move(*mean),
-                          std::move(*var), std::move(*a)));
+      new BatchNormKernel(s[0], C, inner, c.attrs().getFloat("eps", 1e-5), std::move(*p)));
 }
-KC_REGISTER_KERNEL(bn1d, "nn.BatchNorm1d", makeBatchNorm);
-KC_REGISTER_KERNEL(bn2d, "nn.BatchNorm2d", makeBatchNorm);
-KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", makeBatchNorm);
-KC_REGISTER_KERNEL(fbatchnorm, "F.batch_norm", makeBatchNorm);
+KC_REGISTER_KERNEL(bn1d, "nn.BatchNorm1d", withShapes<makeBatchNorm>);
+KC_REGISTER_KERNEL(bn2d, "nn.BatchNorm2d", withShapes<makeBatchNorm>);
+KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", withShapes<makeBatchNorm>);
+KC_REGISTER_KERNEL(fbatchnorm, "F.batch_norm", withShapes<makeBatchNorm>);
 
 /// Normalizes `rows` runs of `len` values by their own mean and variance,
 /// then applies the optional affine: per position of the row (layer
 /// norm), or per channel of `inner` values (group and instance norm).
 class RowNormKernel final : public OpKernel {
 public:
-  RowNormKernel(int64_t rows, int64_t len, float eps, Affine a, bool perChannel, int64_t channels,
-                int64_t inner)
-      : rows_(rows), len_(len), eps_(eps), a_(std::move(a)), perChannel_(perChannel),
+  RowNormKernel(int64_t rows, int64_t len, float eps, NormParams p, bool perChannel,
+                int64_t channels, int64_t inner)
+      : rows_(rows), len_(len), eps_(eps), p_(std::move(p)), perChannel_(perChannel),
         channels_(channels), inner_(inner) {}
   void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
            ExecContext &) const override {
     const float *x = in[0]->data<float>();
-    const float *w = a_.weight.data(in), *b = a_.bias.data(in);
+    const float *w = p_.weight.data(in), *b = p_.bias.data(in);
     float *y = out[0]->data<float>();
     const int64_t len = len_, inner = inner_;
     parallelFor(rows_, rows_ * len > 65536, [&](int64_t r) {
@@ -150,32 +140,28 @@ public:
 private:
   int64_t rows_, len_;
   float eps_;
-  Affine a_;
+  NormParams p_;
   bool perChannel_;
   int64_t channels_, inner_;
 };
 
 float epsOf(const CallNode &c) { return float(c.attrs().getFloat("eps", 1e-5)); }
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c,
-                                                        const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c, const CallShapes &io) {
+  llvm::ArrayRef<int64_t> s = io.in;
   std::vector<int64_t> ns = c.attrs().getInts("normalized_shape");
-  if (ns.empty() || ns.size() > s->size() ||
-      !std::equal(ns.begin(), ns.end(), s->end() - ns.size()))
+  if (ns.empty() || ns.size() > s.size() || !std::equal(ns.begin(), ns.end(), s.end() - ns.size()))
     return kernelError(c, "normalized_shape " + shapeToString(ns) + " does not end " +
-                              shapeToString(*s));
+                              shapeToString(s));
   int64_t len = numElements(ns);
-  auto a = affineOf(c, len);
-  if (!a)
-    return a.takeError();
+  auto p = normParams(c, len);
+  if (!p)
+    return p.takeError();
   return std::unique_ptr<OpKernel>(
-      new RowNormKernel(numElements(*s) / len, len, epsOf(c), std::move(*a), false, 1, 1));
+      new RowNormKernel(numElements(s) / len, len, epsOf(c), std::move(*p), false, 1, 1));
 }
-KC_REGISTER_KERNEL(layernorm, "nn.LayerNorm", makeLayerNorm);
-KC_REGISTER_KERNEL(flayernorm, "F.layer_norm", makeLayerNorm);
+KC_REGISTER_KERNEL(layernorm, "nn.LayerNorm", withShapes<makeLayerNorm>);
+KC_REGISTER_KERNEL(flayernorm, "F.layer_norm", withShapes<makeLayerNorm>);
 
 /// Group norm of `groups` groups over `s`, (N, C, ...).
 llvm::Expected<std::unique_ptr<OpKernel>> groupNorm(const CallNode &c, llvm::ArrayRef<int64_t> s,
@@ -186,56 +172,47 @@ llvm::Expected<std::unique_ptr<OpKernel>> groupNorm(const CallNode &c, llvm::Arr
   if (groups <= 0 || C % groups)
     return kernelError(c, "num_groups=" + llvm::Twine(groups) +
                               " does not divide the channels of " + shapeToString(s));
-  auto a = affineOf(c, C);
-  if (!a)
-    return a.takeError();
+  auto p = normParams(c, C);
+  if (!p)
+    return p.takeError();
   int64_t inner = numElements(s) / (s[0] * C);
   return std::unique_ptr<OpKernel>(new RowNormKernel(s[0] * groups, C / groups * inner, epsOf(c),
-                                                     std::move(*a), true, C, inner));
+                                                     std::move(*p), true, C, inner));
 }
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeGroupNorm(const CallNode &c,
-                                                        const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  return groupNorm(c, *s, c.attrs().getInt("num_groups", 1));
+llvm::Expected<std::unique_ptr<OpKernel>> makeGroupNorm(const CallNode &c, const CallShapes &io) {
+  return groupNorm(c, io.in, c.attrs().getInt("num_groups", 1));
 }
-KC_REGISTER_KERNEL(groupnorm, "nn.GroupNorm", makeGroupNorm);
-KC_REGISTER_KERNEL(fgroupnorm, "F.group_norm", makeGroupNorm);
+KC_REGISTER_KERNEL(groupnorm, "nn.GroupNorm", withShapes<makeGroupNorm>);
+KC_REGISTER_KERNEL(fgroupnorm, "F.group_norm", withShapes<makeGroupNorm>);
 
 /// F.instance_norm: group norm with a group per channel of (N, C, ...).
 llvm::Expected<std::unique_ptr<OpKernel>> makeInstanceNorm(const CallNode &c,
-                                                           const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  if (s->size() < 3)
-    return kernelError(c, "expects (N, C, ...), got " + shapeToString(*s));
-  return groupNorm(c, *s, (*s)[1]);
+                                                           const CallShapes &io) {
+  if (io.in.size() < 3)
+    return kernelError(c, "expects (N, C, ...), got " + shapeToString(io.in));
+  return groupNorm(c, io.in, io.in[1]);
 }
-KC_REGISTER_KERNEL(finstnorm, "F.instance_norm", makeInstanceNorm);
+KC_REGISTER_KERNEL(finstnorm, "F.instance_norm", withShapes<makeInstanceNorm>);
 
 /// nn.InstanceNorm2d, whose input may also be unbatched, (C, H, W); with
 /// running statistics PyTorch normalizes like batch norm in eval mode.
 llvm::Expected<std::unique_ptr<OpKernel>> makeInstanceNorm2d(const CallNode &c,
-                                                             const KernelBuildContext &ctx) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  bool unbatched = s->size() == 3;
-  if (!unbatched && s->size() != 4)
-    return kernelError(c, "expects (N, C, H, W) or (C, H, W), got " + shapeToString(*s));
+                                                             const CallShapes &io) {
+  bool unbatched = io.in.size() == 3;
+  if (!unbatched && io.in.size() != 4)
+    return kernelError(c, "expects (N, C, H, W) or (C, H, W), got " + shapeToString(io.in));
   if (c.attrs().getBool("track_running_stats", false) && c.weight("running_mean")) {
     if (unbatched)
       return kernelError(c, "an unbatched input with running statistics is not supported");
-    return makeBatchNorm(c, ctx);
+    return makeBatchNorm(c, io);
   }
+  std::vector<int64_t> s = io.in;
   if (unbatched)
-    s->insert(s->begin(), 1);
-  return groupNorm(c, *s, (*s)[1]);
+    s.insert(s.begin(), 1);
+  return groupNorm(c, s, s[1]);
 }
-KC_REGISTER_KERNEL(instnorm2d, "nn.InstanceNorm2d", makeInstanceNorm2d);
+KC_REGISTER_KERNEL(instnorm2d, "nn.InstanceNorm2d", withShapes<makeInstanceNorm2d>);
 
 } // namespace
 } // namespace kc::rt

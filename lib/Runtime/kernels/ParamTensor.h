@@ -57,15 +57,22 @@ private:
   bool present_ = false;
 };
 
-/// Parameter `name` of c (ParamTensor::of), which when present must hold
-/// `n` elements.
-inline llvm::Expected<ParamTensor> paramOf(const CallNode &c, llvm::StringRef name, int64_t n,
-                                           int pos = -1) {
-  auto p = ParamTensor::of(c, name, pos);
-  if (p && p->present() && p->numel() != n)
-    return kernelError(c, name + " " + shapeToString(p->shape()) + " does not have " +
-                              llvm::Twine(n) + " elements");
-  return p;
+/// Takes each parameter (ParamTensor::of) of `slots`, names and where they
+/// go, each of which, when present, must hold `n` elements; the first
+/// error, if any.
+inline llvm::Error
+takeParams(const CallNode &c, int64_t n,
+           std::initializer_list<std::pair<llvm::StringRef, ParamTensor *>> slots) {
+  for (auto [name, to] : slots) {
+    auto p = ParamTensor::of(c, name);
+    if (!p)
+      return p.takeError();
+    if (p->present() && p->numel() != n)
+      return kernelError(c, name + " " + shapeToString(p->shape()) + " does not have " +
+                                llvm::Twine(n) + " elements");
+    *to = std::move(*p);
+  }
+  return llvm::Error::success();
 }
 
 } // namespace kc::rt

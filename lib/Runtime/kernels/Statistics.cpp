@@ -1,4 +1,4 @@
-//===- Statistics.cpp - logsumexp, std, var, norm; max/min of all ---------===//
+//===- Statistics.cpp - logsumexp, std, var, norm -------------------------===//
 //
 // Reductions over any set of dims (ReduceLayout), accumulated in double:
 // logsumexp subtracts the maximum first; std and var take the mean first
@@ -15,7 +15,7 @@
 namespace kc::rt {
 namespace {
 
-enum class Stat { LogSumExp, Std, Var, Norm, Max, Min };
+enum class Stat { LogSumExp, Std, Var, Norm };
 
 class StatKernel final : public OpKernel {
 public:
@@ -36,17 +36,6 @@ public:
 private:
   double reduce(const float *b, const int64_t *red, int64_t n) const {
     switch (s_) {
-    case Stat::Max:
-    case Stat::Min: {
-      float m = b[red[0]];
-      for (int64_t r = 1; r < n; ++r) {
-        float v = b[red[r]];
-        if (std::isnan(v))
-          return v;
-        m = s_ == Stat::Max ? std::max(m, v) : std::min(m, v);
-      }
-      return m;
-    }
     case Stat::LogSumExp: {
       double m = -INFINITY;
       for (int64_t r = 0; r < n; ++r)
@@ -110,13 +99,7 @@ private:
 
 template <Stat S>
 llvm::Expected<std::unique_ptr<OpKernel>> makeStat(const CallNode &c, const CallShapes &io) {
-  // logsumexp, std, var and norm of nothing are -inf, NaN, NaN and 0, as
-  // in PyTorch; a maximum or minimum of nothing type inference refuses.
-  if ((S == Stat::Max || S == Stat::Min) && numElements(io.in) == 0)
-    return kernelError(c, "reduces an empty tensor");
   std::vector<int64_t> dims = dimList(c);
-  if ((S == Stat::Max || S == Stat::Min) && !dims.empty())
-    return kernelError(c, "with a dim this op has its own kernel");
   double p = 2;
   if (S == Stat::Norm) {
     const AttrValue *pv = c.attrs().find("p");
@@ -148,11 +131,4 @@ KC_REGISTER_KERNEL(var, "torch.var", withShapes<makeStat<Stat::Var>>);
 KC_REGISTER_KERNEL(norm, "torch.norm", withShapes<makeStat<Stat::Norm>>);
 
 } // namespace
-
-/// torch.max / torch.min of all elements (ArgReduce.cpp takes the dim form).
-llvm::Expected<std::unique_ptr<OpKernel>> makeExtremeOfAll(const CallNode &c, bool isMax,
-                                                           const KernelBuildContext &ctx) {
-  return isMax ? withShapes<makeStat<Stat::Max>>(c, ctx) : withShapes<makeStat<Stat::Min>>(c, ctx);
-}
-
 } // namespace kc::rt
