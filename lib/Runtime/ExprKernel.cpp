@@ -83,8 +83,7 @@ public:
     return size_t(threads_) * depth_ * kBlock * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     float *y = out[0]->data<float>();
     int64_t blocksPerRow = (inner_ + kBlock - 1) / kBlock;
     int64_t total = rows_ * blocksPerRow;

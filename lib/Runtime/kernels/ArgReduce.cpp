@@ -28,8 +28,7 @@ template <bool IsMax> class ExtremeKernel final : public OpKernel {
 public:
   ExtremeKernel(AxisLine l, bool values, bool indices)
       : l_(l), values_(values), indices_(indices) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *v = values_ ? out[0]->data<float>() : nullptr;
     int64_t *ix = indices_ ? out[values_ ? 1 : 0]->data<int64_t>() : nullptr;
@@ -91,8 +90,7 @@ public:
     scratch_.floats = 2 * l.len; // the order of one line's indices, int64
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *v = out[0]->data<float>();
     int64_t *ix = out[1]->data<int64_t>();
@@ -154,8 +152,7 @@ public:
     scratch_.floats = 2 * l.inner; // one double accumulator per inner position
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t len = l_.len, inner = l_.inner;

@@ -37,8 +37,7 @@ public:
            sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *q = in[0]->data<float>();
     const float *k = numInputs_ > 1 ? in[1]->data<float>() : q;
     const float *v = numInputs_ > 2 ? in[2]->data<float>() : k;
@@ -205,8 +204,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c,
   struct Holder final : OpKernel {
     std::unique_ptr<MhaKernel> k;
     Tensor keep;
-    void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-             ExecContext &ctx) const override {
+    void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
       k->run(in, out, ctx);
     }
     size_t workspaceBytes() const override { return k->workspaceBytes(); }

@@ -63,8 +63,7 @@ public:
     return size_t(2 * s.L * s.E + 2 * S2 * s.E + s.L * S2) * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const MhaShape &s = s_;
     const int64_t E = s.E, d = E / s.H, S2 = s.S + s.extra;
     float *Q = static_cast<float *>(ctx.workspace), *K = Q + s.L * E, *V = K + S2 * E,

@@ -94,8 +94,7 @@ public:
     }
   }
   size_t workspaceBytes() const override { return workspaceFloats_ * sizeof(float); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     auto ptr = [&](const Buf &b) -> float * {
       switch (b.where) {
       case Buf::Input:

@@ -16,8 +16,7 @@ struct Windows {
 template <bool Fold> class WindowKernel final : public OpKernel {
 public:
   explicit WindowKernel(Windows g) : g_(g) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const Windows &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();

@@ -38,8 +38,7 @@ public:
   GridSampleKernel(std::vector<int64_t> in, std::vector<int64_t> out, Interp interp, GridPad pad,
                    bool align)
       : in_(std::move(in)), out_(std::move(out)), interp_(interp), pad_(pad), align_(align) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>(), *grid = in[1]->data<float>();
     float *y = out[0]->data<float>();
     bool volume = in_.size() == 5;
@@ -217,8 +216,7 @@ KC_REGISTER_KERNEL(grid_sample, "F.grid_sample", withShapes<makeGridSample>);
 class AffineGridKernel final : public OpKernel {
 public:
   AffineGridKernel(std::vector<int64_t> size, bool align) : size_(std::move(size)), align_(align) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *theta = in[0]->data<float>();
     float *g = out[0]->data<float>();
     bool volume = size_.size() == 5;

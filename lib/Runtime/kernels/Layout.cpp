@@ -33,8 +33,7 @@ public:
     }
     useRuns_ = runs_.size() * 8 <= last.size() || esize_ != 4;
   }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const uint8_t *x = static_cast<const uint8_t *>(in[0]->raw()) + base_ * esize_;
     uint8_t *y = static_cast<uint8_t *>(out[0]->raw());
     size_t r = shape_.size();
@@ -261,8 +260,7 @@ class DiagKernel final : public OpKernel {
 public:
   DiagKernel(int64_t rows, int64_t cols, int64_t offset, bool toMatrix, size_t esize)
       : rows_(rows), cols_(cols), offset_(offset), toMatrix_(toMatrix), esize_(esize) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     auto *x = static_cast<const uint8_t *>(in[0]->raw());
     auto *y = static_cast<uint8_t *>(out[0]->raw());
     int64_t r0 = offset_ < 0 ? -offset_ : 0, c0 = offset_ > 0 ? offset_ : 0;
@@ -301,8 +299,7 @@ public:
                      int64_t count, size_t esize)
       : outer_(outer), len_(len), inner_(inner), start_(start), step_(step), count_(count),
         esize_(esize) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     auto *x = static_cast<const uint8_t *>(in[0]->raw());
     auto *src = static_cast<const uint8_t *>(in[1]->raw());
     auto *y = static_cast<uint8_t *>(out[0]->raw());

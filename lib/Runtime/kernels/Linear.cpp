@@ -36,8 +36,7 @@ public:
     return packs() ? packedColumnsScratch(in_, rows_) * sizeof(float) : 0;
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     float *y = out[0]->data<float>();
     const float *x = in[0]->data<float>();
     if (in_ == 0) {

@@ -16,8 +16,7 @@ namespace {
 class GluKernel final : public OpKernel {
 public:
   explicit GluKernel(AxisLine v) : v_(v) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t half = v_.len / 2 * v_.inner;
@@ -50,8 +49,7 @@ public:
     scratch_.floats = 2 * v.inner; // one double norm per inner position
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t len = v_.len, inner = v_.inner;
@@ -118,8 +116,7 @@ public:
     scratch_.floats = v.inner; // the window's sum of squares per inner position
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t C = v_.len, inner = v_.inner;

@@ -37,8 +37,7 @@ public:
     fill(b_, sb_, K_ * N_);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
     float *c = out[0]->data<float>();
     int64_t total = numElements(batch_);

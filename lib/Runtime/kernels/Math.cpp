@@ -7,8 +7,7 @@ namespace {
 
 class LgammaKernel final : public OpKernel {
 public:
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t n = in[0]->numel();
@@ -39,8 +38,7 @@ llvm::Expected<std::vector<int64_t>> sameShapeOperands(const CallNode &c) {
 class CrossKernel final : public OpKernel {
 public:
   CrossKernel(int64_t outer, int64_t inner) : outer_(outer), inner_(inner) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t n = inner_;
@@ -86,8 +84,7 @@ class PairwiseDistanceKernel final : public OpKernel {
 public:
   PairwiseDistanceKernel(int64_t rows, int64_t len, double p, double eps)
       : rows_(rows), len_(len), p_(p), eps_(eps) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
     float *y = out[0]->data<float>();
     for (int64_t r = 0; r < rows_; ++r) {

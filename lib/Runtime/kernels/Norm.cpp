@@ -48,8 +48,7 @@ class BatchNormKernel final : public OpKernel {
 public:
   BatchNormKernel(int64_t n, int64_t c, int64_t inner, double eps, NormParams p)
       : n_(n), c_(c), inner_(inner), eps_(eps), p_(std::move(p)) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>(), *m = p_.mean.data(in), *v = p_.var.data(in);
     const float *w = p_.weight.data(in), *b = p_.bias.data(in);
     float *y = out[0]->data<float>();
@@ -99,8 +98,7 @@ public:
                 int64_t channels, int64_t inner)
       : rows_(rows), len_(len), eps_(eps), p_(std::move(p)), perChannel_(perChannel),
         channels_(channels), inner_(inner) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     const float *w = p_.weight.data(in), *b = p_.bias.data(in);
     float *y = out[0]->data<float>();

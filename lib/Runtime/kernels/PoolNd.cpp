@@ -30,8 +30,7 @@ class PoolNdKernel final : public OpKernel {
 public:
   PoolNdKernel(PoolKind kind, PoolDims g, bool includePad, int64_t divisor, double norm)
       : kind_(kind), g_(g), includePad_(includePad), divisor_(divisor), norm_(norm) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const PoolDims &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
@@ -169,16 +168,12 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePoolNd(const CallNode &c,
     g.out[lead + i] = out[out.size() - n + i];
   }
   if (kind == PoolKind::Max || kind == PoolKind::Avg || kind == PoolKind::Lp) {
-    auto k = intsN(c, "kernel_size", n, {});
-    auto s = intsN(c, "stride", n, k);
-    if (s.empty())
-      s = k;
-    auto p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
-    auto d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
+    auto w = poolWindow(c, n);
+    if (!w)
+      return w.takeError();
+    auto &[k, s, p, d] = *w;
     if (kind == PoolKind::Lp)
       p.assign(n, 0), d.assign(n, 1);
-    if (k.size() != n || s.size() != n || p.size() != n || d.size() != n)
-      return kernelError(c, "malformed kernel_size/stride/padding/dilation");
     for (size_t i = 0; i < n; ++i) {
       if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0 || 2 * p[i] > k[i])
         return kernelError(c, "padding must be at most half the kernel, and kernel, stride "

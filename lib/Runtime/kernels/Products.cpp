@@ -16,8 +16,7 @@ class LinearKernel final : public OpKernel {
 public:
   LinearKernel(int64_t rows, int64_t in, int64_t out, int bias)
       : rows_(rows), in_(in), out_(out), bias_(bias) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>(), *w = in[1]->data<float>();
     float *y = out[0]->data<float>();
     sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w, in_, 0.f, y, out_);
@@ -74,8 +73,7 @@ public:
                    std::vector<int64_t> inStrides)
       : batch_(batch), M_(M), N_(N), K_(K), alpha_(alpha), beta_(beta),
         inStrides_(std::move(inStrides)) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *c = in[0]->data<float>(), *a = in[1]->data<float>(), *b = in[2]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t sb = inStrides_[0], sm = inStrides_[1], sn = inStrides_[2];

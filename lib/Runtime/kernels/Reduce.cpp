@@ -25,8 +25,7 @@ public:
         kShape_.push_back(shape_[i]), kStride_.push_back(strides[i]);
     }
   }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t nOut = numElements(kShape_), nRed = numElements(rShape_);

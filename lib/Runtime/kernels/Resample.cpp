@@ -86,8 +86,7 @@ public:
     for (int i = 0; i < 3; ++i)
       out_[i] = int64_t(ax_[i].idx.size()) / ax_[i].T;
   }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t inPlane = in_[0] * in_[1] * in_[2], outPlane = out_[0] * out_[1] * out_[2];

@@ -16,8 +16,7 @@ enum class Shrink { Hard, Soft, Threshold };
 template <Shrink K> class ShrinkKernel final : public OpKernel {
 public:
   ShrinkKernel(float a, float b) : a_(a), b_(b) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const float a = a_, b = b_;
@@ -59,8 +58,7 @@ class RuntimePReluKernel final : public OpKernel {
 public:
   RuntimePReluKernel(int64_t outer, int64_t channels, int64_t inner)
       : outer_(outer), channels_(channels), inner_(inner) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>(), *w = in[1]->data<float>();
     float *y = out[0]->data<float>();
     bool shared = in[1]->numel() == 1;

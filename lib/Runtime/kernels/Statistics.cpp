@@ -21,8 +21,7 @@ class StatKernel final : public OpKernel {
 public:
   StatKernel(Stat s, ReduceLayout l, double p, bool unbiased)
       : s_(s), l_(std::move(l)), p_(p), unbiased_(unbiased) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t nOut = int64_t(l_.kept.size()), nRed = int64_t(l_.reduced.size());

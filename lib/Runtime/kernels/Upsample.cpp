@@ -39,8 +39,7 @@ public:
     axis(W, OW, rw, w0_, w1_, lw_);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     // Locals, not members, in the loops: the compiler then knows the

@@ -48,8 +48,7 @@ public:
                  float scale, int64_t ratio, bool aligned)
       : N_(N), C_(C), H_(H), W_(W), K_(K), OH_(OH), OW_(OW), scale_(scale), ratio_(ratio),
         aligned_(aligned) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>(), *rois = in[1]->data<float>();
     float *y = out[0]->data<float>();
     const float off = aligned_ ? 0.5f : 0.f;
@@ -133,8 +132,7 @@ public:
   size_t workspaceBytes() const override {
     return size_t(g_.C * g_.KH * g_.KW * g_.OH * g_.OW) * sizeof(float);
   }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const Dims &g = g_;
     const float *x = in[0]->data<float>(), *offset = in[1]->data<float>();
     const float *mask = masked_ ? in[2]->data<float>() : nullptr;

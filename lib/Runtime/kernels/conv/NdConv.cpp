@@ -50,8 +50,7 @@ public:
     return size_t(g.C / g.G * g.taps() * g.outPlane()) * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     const float *w =
         w_.weightInput >= 0 ? in[w_.weightInput]->data<float>() : w_.weight.data<float>();
