@@ -17,103 +17,40 @@ namespace {
 
 constexpr int64_t kBlock = 512;
 
+/// The operators of ExprOps.def.
 enum class Code : uint8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  FloorDiv,
-  Remainder,
-  Fmod,
-  Pow,
-  Atan2,
-  Max,
-  Min,
-  LogAddExp,
-  Neg,
-  Abs,
-  Sign,
-  Square,
-  Sqrt,
-  Rsqrt,
-  Reciprocal,
-  Exp,
-  Expm1,
-  Log,
-  Log10,
-  Log1p,
-  Erf,
-  Sin,
-  Cos,
-  Tan,
-  Asin,
-  Acos,
-  Atan,
-  Sinh,
-  Cosh,
-  Tanh,
-  Asinh,
-  Acosh,
-  Atanh,
-  Ceil,
-  Floor,
-  Trunc,
-  Round,
-  Identity,
+#define KC_BINARY_OP(C, Name, Expr) C,
+#define KC_UNARY_OP(C, Name, Expr) C,
+#include "ExprOps.def"
   Invalid
 };
 
 Code codeOf(llvm::StringRef op) {
   return llvm::StringSwitch<Code>(op)
-      .Case("add", Code::Add)
-      .Case("sub", Code::Sub)
-      .Case("mul", Code::Mul)
-      .Case("div", Code::Div)
-      .Case("floor_divide", Code::FloorDiv)
-      .Case("remainder", Code::Remainder)
-      .Case("fmod", Code::Fmod)
-      .Case("pow", Code::Pow)
-      .Case("atan2", Code::Atan2)
-      .Cases("max", "maximum", Code::Max)
-      .Cases("min", "minimum", Code::Min)
-      .Case("logaddexp", Code::LogAddExp)
-      .Case("neg", Code::Neg)
-      .Case("abs", Code::Abs)
-      .Case("sign", Code::Sign)
-      .Case("square", Code::Square)
-      .Case("sqrt", Code::Sqrt)
-      .Case("rsqrt", Code::Rsqrt)
-      .Case("reciprocal", Code::Reciprocal)
-      .Case("exp", Code::Exp)
-      .Case("expm1", Code::Expm1)
-      .Case("log", Code::Log)
-      .Case("log10", Code::Log10)
-      .Case("log1p", Code::Log1p)
-      .Case("erf", Code::Erf)
-      .Case("sin", Code::Sin)
-      .Case("cos", Code::Cos)
-      .Case("tan", Code::Tan)
-      .Case("asin", Code::Asin)
-      .Case("acos", Code::Acos)
-      .Case("atan", Code::Atan)
-      .Case("sinh", Code::Sinh)
-      .Case("cosh", Code::Cosh)
-      .Case("tanh", Code::Tanh)
-      .Case("asinh", Code::Asinh)
-      .Case("acosh", Code::Acosh)
-      .Case("atanh", Code::Atanh)
-      .Case("ceil", Code::Ceil)
-      .Case("floor", Code::Floor)
-      .Cases("trunc", "int", Code::Trunc)
-      .Case("round", Code::Round)
+#define KC_BINARY_OP(C, Name, Expr) .Case(Name, Code::C)
+#define KC_UNARY_OP(C, Name, Expr) .Case(Name, Code::C)
+#include "ExprOps.def"
+      // Other names PyTorch gives the same functions.
+      .Case("maximum", Code::Max)
+      .Case("minimum", Code::Min)
+      .Case("int", Code::Trunc)
+      .Case("torch.float32", Code::Identity)
       // Integer casts inside an f32 program: the truncated value, exact in
       // f32 up to 2^24 as PyTorch's int-to-float conversion.
       .Cases("torch.int", "torch.int32", "torch.long", "torch.int64", Code::Trunc)
-      .Cases("torch.float", "torch.float32", Code::Identity)
       .Default(Code::Invalid);
 }
 
-bool isBinary(Code c) { return c <= Code::LogAddExp; }
+bool isBinary(Code c) {
+  switch (c) {
+#define KC_BINARY_OP(C, Name, Expr)                                                                \
+  case Code::C:                                                                                    \
+    return true;
+#include "ExprOps.def"
+  default:
+    return false;
+  }
+}
 
 struct Instr {
   enum Kind : uint8_t { Arg, Literal, Apply } kind;
@@ -123,70 +60,21 @@ struct Instr {
 
 void apply(Code c, const float *a, const float *b, float *d, int64_t n) {
   switch (c) {
-#define BIN(CODE, EXPR)                                                                            \
-  case Code::CODE:                                                                                 \
+#define KC_BINARY_OP(C, Name, Expr)                                                                \
+  case Code::C:                                                                                    \
     for (int64_t k = 0; k < n; ++k) {                                                              \
       float x = a[k], y = b[k];                                                                    \
-      d[k] = (EXPR);                                                                               \
+      d[k] = (Expr);                                                                               \
     }                                                                                              \
     return;
-#define UN(CODE, EXPR)                                                                             \
-  case Code::CODE:                                                                                 \
+#define KC_UNARY_OP(C, Name, Expr)                                                                 \
+  case Code::C:                                                                                    \
     for (int64_t k = 0; k < n; ++k) {                                                              \
       float x = a[k];                                                                              \
-      d[k] = (EXPR);                                                                               \
+      d[k] = (Expr);                                                                               \
     }                                                                                              \
     return;
-    BIN(Add, x + y)
-    BIN(Sub, x - y)
-    BIN(Mul, x * y)
-    BIN(Div, x / y)
-    BIN(FloorDiv, std::floor(x / y))
-    BIN(Remainder, [&] {
-      float r = std::fmod(x, y);
-      return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
-    }())
-    BIN(Fmod, std::fmod(x, y))
-    BIN(Pow, y == 2.f ? x * x : std::pow(x, y))
-    BIN(Atan2, std::atan2(x, y))
-    BIN(Max, (x > y || std::isnan(x)) ? x : y)
-    BIN(Min, (x < y || std::isnan(x)) ? x : y)
-    BIN(LogAddExp, [&] {
-      float m = std::max(x, y);
-      return std::isinf(m) && m < 0 ? m : m + std::log1p(std::exp(-std::fabs(x - y)));
-    }())
-    UN(Neg, -x)
-    UN(Abs, std::fabs(x))
-    UN(Sign, float((x > 0) - (x < 0)))
-    UN(Square, x * x)
-    UN(Sqrt, std::sqrt(x))
-    UN(Rsqrt, 1.f / std::sqrt(x))
-    UN(Reciprocal, 1.f / x)
-    UN(Exp, std::exp(x))
-    UN(Expm1, std::expm1(x))
-    UN(Log, std::log(x))
-    UN(Log10, std::log10(x))
-    UN(Log1p, std::log1p(x))
-    UN(Erf, std::erf(x))
-    UN(Sin, std::sin(x))
-    UN(Cos, std::cos(x))
-    UN(Tan, std::tan(x))
-    UN(Asin, std::asin(x))
-    UN(Acos, std::acos(x))
-    UN(Atan, std::atan(x))
-    UN(Sinh, std::sinh(x))
-    UN(Cosh, std::cosh(x))
-    UN(Tanh, std::tanh(x))
-    UN(Asinh, std::asinh(x))
-    UN(Acosh, std::acosh(x))
-    UN(Atanh, std::atanh(x))
-    UN(Ceil, std::ceil(x))
-    UN(Floor, std::floor(x))
-    UN(Trunc, std::trunc(x))
-    UN(Round, std::nearbyint(x))
-    UN(Identity, x)
-#undef BIN
-#undef UN
+#include "ExprOps.def"
   case Code::Invalid:
     return;
   }
@@ -199,8 +87,7 @@ public:
     return size_t(threads_) * depth_ * kBlock * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     float *y = out[0]->data<float>();
     int64_t blocksPerRow = (inner_ + kBlock - 1) / kBlock;
     int64_t total = rows_ * blocksPerRow;

@@ -34,13 +34,16 @@ struct ExecContext {
   std::string error;
 };
 
+/// A kernel's data operands and its preallocated results.
+using KernelInputs = llvm::ArrayRef<const Tensor *>;
+using KernelOutputs = llvm::ArrayRef<Tensor *>;
+
 class OpKernel {
 public:
   virtual ~OpKernel() = default;
   /// `inputs` are the call's data arguments (weights are bound at creation),
   /// `outputs` the preallocated results, shaped by the call's type.
-  virtual void run(llvm::ArrayRef<const Tensor *> inputs, llvm::ArrayRef<Tensor *> outputs,
-                   ExecContext &ctx) const = 0;
+  virtual void run(KernelInputs inputs, KernelOutputs outputs, ExecContext &ctx) const = 0;
   /// Scratch bytes `run` needs (e.g. an im2col buffer).
   virtual size_t workspaceBytes() const { return 0; }
   /// If output 0 is only a re-shaped view of input `i`'s bytes (reshape,

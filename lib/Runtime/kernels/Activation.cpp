@@ -13,8 +13,7 @@ using UnaryFn = float (*)(float, const float *params);
 template <UnaryFn F> class UnaryKernel final : public OpKernel {
 public:
   explicit UnaryKernel(std::vector<float> params) : p_(std::move(params)) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t n = in[0]->numel();
@@ -117,8 +116,7 @@ class PReluKernel final : public OpKernel {
 public:
   PReluKernel(Tensor w, int64_t outer, int64_t channels, int64_t inner)
       : w_(std::move(w)), outer_(outer), channels_(channels), inner_(inner) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const float *w = w_.data<float>();
@@ -162,8 +160,7 @@ public:
   enum Kind { Softmax, LogSoftmax, Softmin };
   SoftmaxKernel(Kind k, int64_t outer, int64_t len, int64_t inner)
       : k_(k), outer_(outer), len_(len), inner_(inner) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     float sign = k_ == Softmin ? -1.f : 1.f;

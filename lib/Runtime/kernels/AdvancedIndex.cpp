@@ -29,8 +29,7 @@ struct OutAxis {
 
 class IndexKernel final : public OpKernel {
 public:
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     for (size_t j = 0; j < idx_.size(); ++j) {
       const int64_t *p = in[1 + j]->data<int64_t>();
       int64_t n = inShape_[idx_[j].dim];

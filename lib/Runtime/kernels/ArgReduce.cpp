@@ -1,7 +1,8 @@
-//===- ArgReduce.cpp - max/min along a dim, argmax/argmin, topk, sort -----===//
+//===- ArgReduce.cpp - max/min, argmax/argmin, topk, sort, cumsum ---------===//
 //
 // Reductions that also say where: along one dim, viewed as (outer, len,
-// inner), each output position scans its `len` values. PyTorch's rules: a
+// inner), each output position scans its `len` values (without a dim, the
+// flattened input is one line). PyTorch's rules: a
 // NaN is the maximum and the minimum (the first one wins), ties go to the
 // first index; topk orders NaN above every number and, with sorted=True,
 // returns the values best first; sort is topk of the whole dim.
@@ -11,10 +12,6 @@
 #include "Parallel.h"
 
 namespace kc::rt {
-
-llvm::Expected<std::unique_ptr<OpKernel>> makeExtremeOfAll(const CallNode &c, bool isMax,
-                                                           const KernelBuildContext &ctx);
-
 namespace {
 
 /// `v` beats `best` for a maximum (IsMax) or a minimum.
@@ -31,8 +28,7 @@ template <bool IsMax> class ExtremeKernel final : public OpKernel {
 public:
   ExtremeKernel(AxisLine l, bool values, bool indices)
       : l_(l), values_(values), indices_(indices) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *v = values_ ? out[0]->data<float>() : nullptr;
     int64_t *ix = indices_ ? out[values_ ? 1 : 0]->data<int64_t>() : nullptr;
@@ -58,57 +54,34 @@ private:
   bool values_, indices_;
 };
 
-/// torch.max / torch.min along a dim (values, and indices when declared).
-template <bool IsMax>
-llvm::Expected<std::unique_ptr<OpKernel>> makeMaxMin(const CallNode &c,
-                                                     const KernelBuildContext &ctx) {
-  const AttrValue *dv = c.attrs().find("dim");
-  if (!dv || dv->isNone())
-    return makeExtremeOfAll(c, IsMax, ctx);
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  if (auto e = requireF32(c))
-    return e;
-  auto l = axisLine(c, *in, dv->getInt());
-  if (!l)
-    return l.takeError();
-  if (l->len == 0)
-    return kernelError(c, "reduces an empty dim");
-  bool pair = llvm::isa_and_nonnull<TupleTypeNode>(c.type().get());
-  return std::unique_ptr<OpKernel>(new ExtremeKernel<IsMax>(*l, true, pair));
-}
-KC_REGISTER_KERNEL_DTYPES(max, "torch.max", makeMaxMin<true>, (DTypeSet{DType::F32}),
-                          (DTypeSet{DType::F32, DType::I64}));
-KC_REGISTER_KERNEL_DTYPES(min, "torch.min", makeMaxMin<false>, (DTypeSet{DType::F32}),
-                          (DTypeSet{DType::F32, DType::I64}));
-
-/// torch.argmax / torch.argmin: along dim, or over the flattened input.
-template <bool IsMax>
-llvm::Expected<std::unique_ptr<OpKernel>> makeArg(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  if (auto e = requireF32(c))
-    return e;
+/// torch.max / torch.min (values, and indices when the call has two
+/// results) and torch.argmax / torch.argmin (indices alone): along `dim`,
+/// or over the flattened input.
+template <bool IsMax, bool Values>
+llvm::Expected<std::unique_ptr<OpKernel>> makeExtreme(const CallNode &c, const CallShapes &io) {
   const AttrValue *dv = c.attrs().find("dim");
   AxisLine l;
   if (!dv || dv->isNone()) {
-    l.len = numElements(*in);
+    l.len = numElements(io.in);
   } else {
-    auto a = axisLine(c, *in, dv->getInt());
+    auto a = axisLine(c, io.in, dv->getInt());
     if (!a)
       return a.takeError();
     l = *a;
   }
   if (l.len == 0)
     return kernelError(c, "reduces an empty dim");
-  return std::unique_ptr<OpKernel>(new ExtremeKernel<IsMax>(l, false, true));
+  bool indices = !Values || llvm::isa_and_nonnull<TupleTypeNode>(c.type().get());
+  return std::unique_ptr<OpKernel>(new ExtremeKernel<IsMax>(l, Values, indices));
 }
-KC_REGISTER_KERNEL_DTYPES(argmax, "torch.argmax", makeArg<true>, (DTypeSet{DType::F32}),
-                          (DTypeSet{DType::I64}));
-KC_REGISTER_KERNEL_DTYPES(argmin, "torch.argmin", makeArg<false>, (DTypeSet{DType::F32}),
-                          (DTypeSet{DType::I64}));
+KC_REGISTER_KERNEL_DTYPES(max, "torch.max", (withShapes<makeExtreme<true, true>>),
+                          (DTypeSet{DType::F32}), (DTypeSet{DType::F32, DType::I64}));
+KC_REGISTER_KERNEL_DTYPES(min, "torch.min", (withShapes<makeExtreme<false, true>>),
+                          (DTypeSet{DType::F32}), (DTypeSet{DType::F32, DType::I64}));
+KC_REGISTER_KERNEL_DTYPES(argmax, "torch.argmax", (withShapes<makeExtreme<true, false>>),
+                          (DTypeSet{DType::F32}), (DTypeSet{DType::I64}));
+KC_REGISTER_KERNEL_DTYPES(argmin, "torch.argmin", (withShapes<makeExtreme<false, false>>),
+                          (DTypeSet{DType::F32}), (DTypeSet{DType::I64}));
 
 /// torch.topk along a dim.
 class TopkKernel final : public OpKernel {
@@ -117,8 +90,7 @@ public:
     scratch_.floats = 2 * l.len; // the order of one line's indices, int64
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *v = out[0]->data<float>();
     int64_t *ix = out[1]->data<int64_t>();
@@ -156,18 +128,13 @@ private:
   ThreadScratch scratch_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  if (auto e = requireF32(c))
-    return e;
+llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const CallShapes &io) {
   // PyTorch's order of unsorted results is its selection algorithm's;
   // kc's would be another.
   if (auto e = refuseAttr(c, "sorted", AttrValue::boolean(true),
                           "results in the order of PyTorch's selection algorithm; kc sorts them"))
     return e;
-  auto l = axisLine(c, *in, c.attrs().getInt("dim", -1));
+  auto l = axisLine(c, io.in, c.attrs().getInt("dim", -1));
   if (!l)
     return l.takeError();
   int64_t k = c.attrs().getInt("k", 1);
@@ -179,19 +146,14 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const Kern
     return kernelError(c, "needs its two results, values and indices");
   return std::unique_ptr<OpKernel>(new TopkKernel(*l, k, c.attrs().getBool("largest", true)));
 }
-KC_REGISTER_KERNEL_DTYPES(topk, "torch.topk", makeTopk, (DTypeSet{DType::F32}),
+KC_REGISTER_KERNEL_DTYPES(topk, "torch.topk", withShapes<makeTopk>, (DTypeSet{DType::F32}),
                           (DTypeSet{DType::F32, DType::I64}));
 
 /// torch.sort: topk of the whole dim, largest first when descending. Ties
 /// keep their order (the first index first), so stable and unstable sorts
 /// give PyTorch's stable result; NaN sorts above every number, as in PyTorch.
-llvm::Expected<std::unique_ptr<OpKernel>> makeSort(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  if (auto e = requireF32(c))
-    return e;
-  auto l = axisLine(c, *in, c.attrs().getInt("dim", -1));
+llvm::Expected<std::unique_ptr<OpKernel>> makeSort(const CallNode &c, const CallShapes &io) {
+  auto l = axisLine(c, io.in, c.attrs().getInt("dim", -1));
   if (!l)
     return l.takeError();
   auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c.type().get());
@@ -200,7 +162,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSort(const CallNode &c, const Kern
   return std::unique_ptr<OpKernel>(
       new TopkKernel(*l, l->len, c.attrs().getBool("descending", false)));
 }
-KC_REGISTER_KERNEL_DTYPES(sort, "torch.sort", makeSort, (DTypeSet{DType::F32}),
+KC_REGISTER_KERNEL_DTYPES(sort, "torch.sort", withShapes<makeSort>, (DTypeSet{DType::F32}),
                           (DTypeSet{DType::F32, DType::I64}));
 
 /// torch.cumsum / torch.cumprod along a dim, accumulated in double (as
@@ -211,8 +173,7 @@ public:
     scratch_.floats = 2 * l.inner; // one double accumulator per inner position
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t len = l_.len, inner = l_.inner;
@@ -236,21 +197,16 @@ private:
 };
 
 template <bool Sum>
-llvm::Expected<std::unique_ptr<OpKernel>> makeScan(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  if (auto e = requireF32(c))
-    return e;
+llvm::Expected<std::unique_ptr<OpKernel>> makeScan(const CallNode &c, const CallShapes &io) {
   if (outputDType(c) != DType::F32)
     return kernelError(c, "only an f32 result is supported");
-  auto l = axisLine(c, *in, c.attrs().getInt("dim", 0));
+  auto l = axisLine(c, io.in, c.attrs().getInt("dim", 0));
   if (!l)
     return l.takeError();
   return std::unique_ptr<OpKernel>(new ScanKernel<Sum>(*l));
 }
-KC_REGISTER_KERNEL(cumsum, "torch.cumsum", makeScan<true>);
-KC_REGISTER_KERNEL(cumprod, "torch.cumprod", makeScan<false>);
+KC_REGISTER_KERNEL(cumsum, "torch.cumsum", withShapes<makeScan<true>>);
+KC_REGISTER_KERNEL(cumprod, "torch.cumprod", withShapes<makeScan<false>>);
 
 } // namespace
 } // namespace kc::rt

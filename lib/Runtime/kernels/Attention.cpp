@@ -37,8 +37,7 @@ public:
            sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *q = in[0]->data<float>();
     const float *k = numInputs_ > 1 ? in[1]->data<float>() : q;
     const float *v = numInputs_ > 2 ? in[2]->data<float>() : k;
@@ -71,20 +70,8 @@ public:
         else
           sgemm(false, true, int(L_), int(S_), int(d), scale, Q + h * d, int(E_), K + h * d,
                 int(E_), 0.f, P, int(S_));
-        for (int64_t i = 0; i < L_; ++i) {
-          float *row = P + i * S_;
-          float m = -INFINITY, sum = 0;
-          for (int64_t j = 0; j < S_; ++j)
-            m = std::max(m, row[j]);
-          for (int64_t j = 0; j < S_; ++j)
-            sum += (row[j] = std::exp(row[j] - m));
-          float inv = 1.f / sum;
-          for (int64_t j = 0; j < S_; ++j)
-            row[j] *= inv;
-          if (attnW)
-            for (int64_t j = 0; j < S_; ++j)
-              attnW[(b * L_ + i) * S_ + j] += row[j] / float(H_);
-        }
+        for (int64_t i = 0; i < L_; ++i)
+          attentionWeights(P + i * S_, S_, attnW ? attnW + (b * L_ + i) * S_ : nullptr, H_);
         if (small)
           weighted(P, V + h * d, d, O + h * d);
         else
@@ -217,8 +204,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c,
   struct Holder final : OpKernel {
     std::unique_ptr<MhaKernel> k;
     Tensor keep;
-    void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-             ExecContext &ctx) const override {
+    void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
       k->run(in, out, ctx);
     }
     size_t workspaceBytes() const override { return k->workspaceBytes(); }

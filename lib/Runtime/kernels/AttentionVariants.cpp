@@ -63,8 +63,7 @@ public:
     return size_t(2 * s.L * s.E + 2 * S2 * s.E + s.L * S2) * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const MhaShape &s = s_;
     const int64_t E = s.E, d = E / s.H, S2 = s.S + s.extra;
     float *Q = static_cast<float *>(ctx.workspace), *K = Q + s.L * E, *V = K + S2 * E,
@@ -99,19 +98,8 @@ public:
       for (int64_t h = 0; h < s.H; ++h) {
         sgemm(false, true, s.L, S2, d, scale, Q + h * d, E, K + h * d, E, 0.f, P, S2);
         addMasks(in, n, h, P);
-        for (int64_t i = 0; i < s.L; ++i) {
-          float *row = P + i * S2;
-          float m = -INFINITY, sum = 0;
-          for (int64_t j = 0; j < S2; ++j)
-            m = std::max(m, row[j]);
-          for (int64_t j = 0; j < S2; ++j)
-            sum += (row[j] = std::exp(row[j] - m));
-          for (int64_t j = 0; j < S2; ++j)
-            row[j] /= sum;
-          if (attnW)
-            for (int64_t j = 0; j < S2; ++j)
-              attnW[(n * s.L + i) * S2 + j] += row[j] / float(s.H);
-        }
+        for (int64_t i = 0; i < s.L; ++i)
+          attentionWeights(P + i * S2, S2, attnW ? attnW + (n * s.L + i) * S2 : nullptr, s.H);
         sgemm(false, false, s.L, d, S2, 1.f, P, S2, V + h * d, E, 0.f, O + h * d, E);
       }
       float *yn = s.batchFirst ? y + n * s.L * E : y + n * E;

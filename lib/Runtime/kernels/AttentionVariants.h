@@ -1,7 +1,16 @@
 //===- AttentionVariants.h - The general nn.MultiheadAttention --*- C++ -*-===//
+//
+// What the fast kernel of Attention.cpp and the general one of
+// AttentionVariants.cpp share: which calls go to which, and the softmax
+// of the scores.
+//
+//===----------------------------------------------------------------------===//
 #pragma once
 
 #include "CallInfo.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace kc::rt {
 
@@ -12,5 +21,24 @@ bool isAttentionVariant(const CallNode &c);
 /// The general nn.MultiheadAttention kernel for those calls.
 llvm::Expected<std::unique_ptr<OpKernel>> makeAttentionVariant(const CallNode &c,
                                                                const KernelBuildContext &ctx);
+
+/// Turns one row of `n` attention scores into weights, in place: their
+/// softmax, the maximum subtracted and the exponentials times the
+/// reciprocal of their sum (as PyTorch). With `avg`, also adds the weights
+/// divided by `heads` to it: the average over the heads that
+/// need_weights returns.
+inline void attentionWeights(float *row, int64_t n, float *avg, int64_t heads) {
+  float m = -INFINITY, sum = 0;
+  for (int64_t j = 0; j < n; ++j)
+    m = std::max(m, row[j]);
+  for (int64_t j = 0; j < n; ++j)
+    sum += (row[j] = std::exp(row[j] - m));
+  float inv = 1.f / sum;
+  for (int64_t j = 0; j < n; ++j)
+    row[j] *= inv;
+  if (avg)
+    for (int64_t j = 0; j < n; ++j)
+      avg[j] += row[j] / float(heads);
+}
 
 } // namespace kc::rt

@@ -3,6 +3,21 @@
 
 namespace kc::rt {
 
+llvm::Expected<std::vector<std::vector<int64_t>>> inputShapes(const CallNode &c, size_t atLeast) {
+  auto args = dataArgs(c); // once: inputShape(c, i) collects them on every call
+  if (args.size() < atLeast)
+    return kernelError(c, "expects at least " + llvm::Twine(atLeast) + " input(s), got " +
+                              llvm::Twine(args.size()));
+  std::vector<std::vector<int64_t>> shapes;
+  for (const ExprNode *a : args) {
+    auto s = staticShape(c, a->type());
+    if (!s)
+      return s.takeError();
+    shapes.push_back(std::move(*s));
+  }
+  return shapes;
+}
+
 llvm::Expected<CallShapes> callShapes(const CallNode &c) {
   auto in = inputShape(c, 0);
   if (!in)
@@ -14,7 +29,7 @@ llvm::Expected<CallShapes> callShapes(const CallNode &c) {
 }
 
 llvm::Expected<std::pair<int, int64_t>> axisAndOuter(const CallNode &c,
-                                                      llvm::ArrayRef<int64_t> shape) {
+                                                     llvm::ArrayRef<int64_t> shape) {
   int axis = normAxis(c.attrs().getInt("dim", 0), shape.size());
   if (axis < 0 || axis >= int(shape.size()))
     return kernelError(c, "dim out of range for " + shapeToString(shape));

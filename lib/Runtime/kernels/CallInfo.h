@@ -32,6 +32,10 @@ inline llvm::Expected<std::vector<int64_t>> inputShape(const CallNode &c, size_t
   return staticShape(c, args[i]->type());
 }
 
+/// The static shapes of all data arguments, of which there must be at
+/// least `atLeast`.
+llvm::Expected<std::vector<std::vector<int64_t>>> inputShapes(const CallNode &c, size_t atLeast);
+
 /// The static shape of result `i` (the call's type, or field i of a tuple).
 inline llvm::Expected<std::vector<int64_t>> outputShape(const CallNode &c, size_t i = 0) {
   if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c.type().get())) {

@@ -94,8 +94,7 @@ public:
     }
   }
   size_t workspaceBytes() const override { return workspaceFloats_ * sizeof(float); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     auto ptr = [&](const Buf &b) -> float * {
       switch (b.where) {
       case Buf::Input:
@@ -217,23 +216,14 @@ private:
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeEinsum(const CallNode &c,
                                                      const KernelBuildContext &) {
-  size_t n = dataArgs(c).size();
-  std::vector<std::vector<int64_t>> shapes;
-  for (size_t i = 0; i < n; ++i) {
-    auto s = inputShape(c, i);
-    if (!s)
-      return s.takeError();
-    if (auto e = requireF32(c, {i}))
-      return e;
-    shapes.push_back(*s);
-  }
-  if (n == 0)
-    return kernelError(c, "needs at least one operand");
-  auto spec = parseEinsum(c.attrs().getString("equation", ""), shapes);
+  auto shapes = inputShapes(c, 1);
+  if (!shapes)
+    return shapes.takeError();
+  auto spec = parseEinsum(c.attrs().getString("equation", ""), *shapes);
   if (!spec)
     return kernelError(c, llvm::toString(spec.takeError()));
   Planner plan(*spec);
-  const size_t L = spec->sizes.size();
+  const size_t n = shapes->size(), L = spec->sizes.size();
   auto labelsOf = [&](size_t from, bool withOutput) {
     std::vector<bool> used(L, false);
     if (withOutput)
@@ -247,7 +237,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeEinsum(const CallNode &c,
   std::vector<Buf> ops;
   for (size_t i = 0; i < n; ++i) {
     Buf b;
-    b.where = Buf::Input, b.index = int(i), b.labels = spec->inputs[i], b.shape = shapes[i];
+    b.where = Buf::Input, b.index = int(i), b.labels = spec->inputs[i], b.shape = (*shapes)[i];
     // Needed: in the result or in another operand.
     std::vector<bool> keep(L, false);
     for (int l : spec->output)

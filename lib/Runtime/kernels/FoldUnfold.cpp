@@ -16,8 +16,7 @@ struct Windows {
 template <bool Fold> class WindowKernel final : public OpKernel {
 public:
   explicit WindowKernel(Windows g) : g_(g) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const Windows &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
@@ -55,33 +54,24 @@ private:
 };
 
 template <bool Fold>
-llvm::Expected<std::unique_ptr<OpKernel>> makeWindows(const CallNode &c,
-                                                      const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
-  if (auto e = requireF32(c))
-    return e;
+llvm::Expected<std::unique_ptr<OpKernel>> makeWindows(const CallNode &c, const CallShapes &io) {
   auto k = intsN(c, "kernel_size", 2, {}), s = intsN(c, "stride", 2, {1, 1}),
        p = intsN(c, "padding", 2, {0, 0}), d = intsN(c, "dilation", 2, {1, 1});
   if (k.size() != 2 || s.size() != 2 || p.size() != 2 || d.size() != 2)
     return kernelError(c, "malformed kernel_size, stride, padding or dilation");
-  const std::vector<int64_t> &img = Fold ? *out : *in;
+  const std::vector<int64_t> &img = Fold ? io.out : io.in;
   if (img.size() != 4)
     return kernelError(c, "expects 4-d images, got " + shapeToString(img));
   Windows g{img[0], img[1], img[2], img[3], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], 0, 0};
   g.BH = (g.H + 2 * g.PH - g.DH * (g.KH - 1) - 1) / g.SH + 1;
   g.BW = (g.W + 2 * g.PW - g.DW * (g.KW - 1) - 1) / g.SW + 1;
-  const std::vector<int64_t> &cols = Fold ? *in : *out;
+  const std::vector<int64_t> &cols = Fold ? io.in : io.out;
   if (cols.size() != 3 || cols[1] != g.C * g.KH * g.KW || cols[2] != g.BH * g.BW)
     return kernelError(c, "columns " + shapeToString(cols) + " do not match the windows");
   return std::unique_ptr<OpKernel>(new WindowKernel<Fold>(g));
 }
-KC_REGISTER_KERNEL(unfold, "nn.Unfold", makeWindows<false>);
-KC_REGISTER_KERNEL(fold, "nn.Fold", makeWindows<true>);
+KC_REGISTER_KERNEL(unfold, "nn.Unfold", withShapes<makeWindows<false>>);
+KC_REGISTER_KERNEL(fold, "nn.Fold", withShapes<makeWindows<true>>);
 
 } // namespace
 } // namespace kc::rt

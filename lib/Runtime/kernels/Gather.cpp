@@ -35,8 +35,7 @@ public:
   SelectKernel(AxisLine l, int64_t count, int input, int index, Tensor table, size_t esize)
       : l_(l), count_(count), input_(input), index_(index), table_(std::move(table)),
         esize_(esize) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const int64_t *idx = in[index_]->data<int64_t>();
     if (!checkIndices(idx, count_, l_.len, ctx))
       return;
@@ -135,8 +134,7 @@ public:
   GatherKernel(std::vector<int64_t> in, std::vector<int64_t> idx, int dim, int ops[3])
       : in_(std::move(in)), idx_(std::move(idx)), dim_(dim), input_(ops[0]), index_(ops[1]),
         src_(ops[2]) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[input_]->data<float>();
     const int64_t *idx = in[index_]->data<int64_t>();
     float *y = out[0]->data<float>();

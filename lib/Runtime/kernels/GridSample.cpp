@@ -38,8 +38,7 @@ public:
   GridSampleKernel(std::vector<int64_t> in, std::vector<int64_t> out, Interp interp, GridPad pad,
                    bool align)
       : in_(std::move(in)), out_(std::move(out)), interp_(interp), pad_(pad), align_(align) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>(), *grid = in[1]->data<float>();
     float *y = out[0]->data<float>();
     bool volume = in_.size() == 5;
@@ -180,16 +179,8 @@ private:
   bool align_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeGridSample(const CallNode &c,
-                                                         const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
+llvm::Expected<std::unique_ptr<OpKernel>> makeGridSample(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> &in = io.in;
   std::string mode = c.attrs().getString("mode", "bilinear"),
               pad = c.attrs().getString("padding_mode", "zeros");
   Interp interp;
@@ -197,10 +188,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGridSample(const CallNode &c,
     interp = Interp::Bilinear;
   else if (mode == "nearest")
     interp = Interp::Nearest;
-  else if (mode == "bicubic" && in->size() == 4)
+  else if (mode == "bicubic" && in.size() == 4)
     interp = Interp::Bicubic;
   else
-    return kernelError(c, "mode '" + mode + "' is not supported for " + shapeToString(*in));
+    return kernelError(c, "mode '" + mode + "' is not supported for " + shapeToString(in));
   GridPad p;
   if (pad == "zeros")
     p = GridPad::Zeros;
@@ -210,23 +201,22 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeGridSample(const CallNode &c,
     p = GridPad::Reflection;
   else
     return kernelError(c, "padding_mode '" + pad + "' is not supported");
-  if (in->size() != 4 && in->size() != 5)
-    return kernelError(c, "expects a 4-d or 5-d input, got " + shapeToString(*in));
-  for (size_t d = 2; d < in->size(); ++d)
-    if ((*in)[d] == 0)
-      return kernelError(c, "the input " + shapeToString(*in) + " has an empty spatial dim");
+  if (in.size() != 4 && in.size() != 5)
+    return kernelError(c, "expects a 4-d or 5-d input, got " + shapeToString(in));
+  for (size_t d = 2; d < in.size(); ++d)
+    if (in[d] == 0)
+      return kernelError(c, "the input " + shapeToString(in) + " has an empty spatial dim");
   return std::unique_ptr<OpKernel>(
-      new GridSampleKernel(*in, *out, interp, p, c.attrs().getBool("align_corners", false)));
+      new GridSampleKernel(in, io.out, interp, p, c.attrs().getBool("align_corners", false)));
 }
-KC_REGISTER_KERNEL(grid_sample, "F.grid_sample", makeGridSample);
+KC_REGISTER_KERNEL(grid_sample, "F.grid_sample", withShapes<makeGridSample>);
 
 /// F.affine_grid: grid[n, ..., :] = theta[n] @ (x, y[, z], 1) over the
 /// base grid of the output size.
 class AffineGridKernel final : public OpKernel {
 public:
   AffineGridKernel(std::vector<int64_t> size, bool align) : size_(std::move(size)), align_(align) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *theta = in[0]->data<float>();
     float *g = out[0]->data<float>();
     bool volume = size_.size() == 5;
@@ -262,8 +252,6 @@ private:
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeAffineGrid(const CallNode &c,
                                                          const KernelBuildContext &) {
-  if (auto e = requireF32(c))
-    return e;
   std::vector<int64_t> size = c.attrs().getInts("size");
   if (size.size() != 4 && size.size() != 5)
     return kernelError(c, "size must have 4 or 5 entries");

@@ -33,8 +33,7 @@ public:
     }
     useRuns_ = runs_.size() * 8 <= last.size() || esize_ != 4;
   }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const uint8_t *x = static_cast<const uint8_t *>(in[0]->raw()) + base_ * esize_;
     uint8_t *y = static_cast<uint8_t *>(out[0]->raw());
     size_t r = shape_.size();
@@ -102,29 +101,13 @@ std::vector<int64_t> identity(int64_t n, int64_t stride) {
   return v;
 }
 
-struct Shapes {
-  std::vector<int64_t> in, out;
-};
-llvm::Expected<Shapes> shapes(const CallNode &c) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
-  return Shapes{*in, *out};
-}
-
 /// torch.roll: each of `dims` shifted by its shift, cyclically; without
 /// dims, the flattened tensor.
-llvm::Expected<std::unique_ptr<OpKernel>> makeRoll(const CallNode &c, const KernelBuildContext &) {
-  auto s = shapes(c);
-  if (!s)
-    return s.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeRoll(const CallNode &c, const CallShapes &io) {
   std::vector<int64_t> shifts = c.attrs().getInts("shifts");
   const AttrValue *dv = c.attrs().find("dims");
   bool flat = !dv || dv->isNone();
-  std::vector<int64_t> shape = flat ? std::vector<int64_t>{numElements(s->in)} : s->in;
+  std::vector<int64_t> shape = flat ? std::vector<int64_t>{numElements(io.in)} : io.in;
   std::vector<int64_t> dims = flat ? std::vector<int64_t>{0} : dv->asIntVector();
   if (shifts.size() != dims.size())
     return kernelError(c, "shifts and dims differ in length");
@@ -155,58 +138,48 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRoll(const CallNode &c, const Kern
 }
 
 /// torch.flip: the listed dims reversed.
-llvm::Expected<std::unique_ptr<OpKernel>> makeFlip(const CallNode &c, const KernelBuildContext &) {
-  auto s = shapes(c);
-  if (!s)
-    return s.takeError();
-  auto st = stridesOf(s->in);
-  std::vector<bool> flip(s->in.size());
+llvm::Expected<std::unique_ptr<OpKernel>> makeFlip(const CallNode &c, const CallShapes &io) {
+  auto st = stridesOf(io.in);
+  std::vector<bool> flip(io.in.size());
   for (int64_t d : c.attrs().getInts("dims")) {
-    int a = normAxis(d, s->in.size());
-    if (a < 0 || a >= int(s->in.size()))
+    int a = normAxis(d, io.in.size());
+    if (a < 0 || a >= int(io.in.size()))
       return kernelError(c, "dim " + llvm::Twine(d) + " out of range");
     flip[a] = true;
   }
-  std::vector<std::vector<int64_t>> off(s->in.size());
-  for (size_t d = 0; d < s->in.size(); ++d) {
-    off[d] = identity(s->in[d], st[d]);
+  std::vector<std::vector<int64_t>> off(io.in.size());
+  for (size_t d = 0; d < io.in.size(); ++d) {
+    off[d] = identity(io.in[d], st[d]);
     if (flip[d])
       std::reverse(off[d].begin(), off[d].end());
   }
-  return indexMap(c, s->in, std::move(off));
+  return indexMap(c, io.in, std::move(off));
 }
 
 /// Tensor.repeat and torch.tile: the input, aligned right against the
 /// output's rank, read cyclically along every dim.
-llvm::Expected<std::unique_ptr<OpKernel>> makeRepeat(const CallNode &c,
-                                                     const KernelBuildContext &) {
-  auto s = shapes(c);
-  if (!s)
-    return s.takeError();
-  if (s->out.size() < s->in.size())
+llvm::Expected<std::unique_ptr<OpKernel>> makeRepeat(const CallNode &c, const CallShapes &io) {
+  if (io.out.size() < io.in.size())
     return kernelError(c, "the result has fewer dims than the input");
-  size_t lead = s->out.size() - s->in.size();
+  size_t lead = io.out.size() - io.in.size();
   std::vector<int64_t> in(lead, 1);
-  in.insert(in.end(), s->in.begin(), s->in.end());
+  in.insert(in.end(), io.in.begin(), io.in.end());
   auto st = stridesOf(in);
   std::vector<std::vector<int64_t>> off(in.size());
   for (size_t d = 0; d < in.size(); ++d) {
-    if (in[d] == 0 || s->out[d] % in[d])
+    if (in[d] == 0 || io.out[d] % in[d])
       return kernelError(c, "result dim " + llvm::Twine(d) + " is not a multiple of the input's");
-    off[d].resize(s->out[d]);
-    for (int64_t i = 0; i < s->out[d]; ++i)
+    off[d].resize(io.out[d]);
+    for (int64_t i = 0; i < io.out[d]; ++i)
       off[d][i] = (i % in[d]) * st[d];
   }
-  return indexMap(c, s->out, std::move(off));
+  return indexMap(c, io.out, std::move(off));
 }
 
 /// torch.repeat_interleave with an int `repeats`: each element of `dim`
 /// (of the flattened input without one) repeated.
 llvm::Expected<std::unique_ptr<OpKernel>> makeRepeatInterleave(const CallNode &c,
-                                                               const KernelBuildContext &) {
-  auto s = shapes(c);
-  if (!s)
-    return s.takeError();
+                                                               const CallShapes &io) {
   if (dataArgs(c).size() != 1)
     return kernelError(c, "repeats given as a tensor are not supported");
   const AttrValue *rv = c.attrs().find("repeats");
@@ -215,13 +188,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRepeatInterleave(const CallNode &c
   int64_t k = rv->getInt();
   const AttrValue *dv = c.attrs().find("dim");
   bool flat = !dv || dv->isNone();
-  std::vector<int64_t> in = flat ? std::vector<int64_t>{numElements(s->in)} : s->in;
+  std::vector<int64_t> in = flat ? std::vector<int64_t>{numElements(io.in)} : io.in;
   int dim = flat ? 0 : normAxis(dv->getInt(), in.size());
   if (dim < 0 || dim >= int(in.size()))
     return kernelError(c, "dim out of range for " + shapeToString(in));
   std::vector<int64_t> out = in;
   out[dim] *= k;
-  if (numElements(out) != numElements(s->out))
+  if (numElements(out) != numElements(io.out))
     return kernelError(c, "the result type does not hold " + shapeToString(out));
   auto st = stridesOf(in);
   std::vector<std::vector<int64_t>> off(in.size());
@@ -237,42 +210,35 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRepeatInterleave(const CallNode &c
 /// nn.ChannelShuffle: channel a*groups + b of the result is channel
 /// b*(C/groups) + a of the input.
 llvm::Expected<std::unique_ptr<OpKernel>> makeChannelShuffle(const CallNode &c,
-                                                             const KernelBuildContext &) {
-  auto s = shapes(c);
-  if (!s)
-    return s.takeError();
+                                                             const CallShapes &io) {
   int64_t g = c.attrs().getInt("groups", 1);
-  if (s->in.size() < 3 || g <= 0 || s->in[1] % g)
+  if (io.in.size() < 3 || g <= 0 || io.in[1] % g)
     return kernelError(c, "groups=" + llvm::Twine(g) + " does not divide the channels of " +
-                              shapeToString(s->in));
-  auto st = stridesOf(s->in);
-  std::vector<std::vector<int64_t>> off(s->in.size());
-  for (size_t d = 0; d < s->in.size(); ++d)
-    off[d] = identity(s->in[d], st[d]);
-  int64_t per = s->in[1] / g;
-  for (int64_t co = 0; co < s->in[1]; ++co)
+                              shapeToString(io.in));
+  auto st = stridesOf(io.in);
+  std::vector<std::vector<int64_t>> off(io.in.size());
+  for (size_t d = 0; d < io.in.size(); ++d)
+    off[d] = identity(io.in[d], st[d]);
+  int64_t per = io.in[1] / g;
+  for (int64_t co = 0; co < io.in[1]; ++co)
     off[1][co] = ((co % g) * per + co / g) * st[1];
-  return indexMap(c, s->in, std::move(off));
+  return indexMap(c, io.in, std::move(off));
 }
 
 /// torch.as_strided over the contiguous input.
-llvm::Expected<std::unique_ptr<OpKernel>> makeAsStrided(const CallNode &c,
-                                                        const KernelBuildContext &) {
-  auto s = shapes(c);
-  if (!s)
-    return s.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeAsStrided(const CallNode &c, const CallShapes &io) {
   std::vector<int64_t> size = c.attrs().getInts("size"), stride = c.attrs().getInts("stride");
   int64_t base = c.attrs().getInt("storage_offset", 0);
-  if (size != s->out || stride.size() != size.size())
-    return kernelError(c, "size and stride must match the result " + shapeToString(s->out));
+  if (size != io.out || stride.size() != size.size())
+    return kernelError(c, "size and stride must match the result " + shapeToString(io.out));
   int64_t last = base;
   for (size_t d = 0; d < size.size(); ++d) {
     if (stride[d] < 0 || size[d] <= 0)
       return kernelError(c, "negative strides and empty sizes are not supported");
     last += (size[d] - 1) * stride[d];
   }
-  if (base < 0 || last >= numElements(s->in))
-    return kernelError(c, "reads outside the input's " + llvm::Twine(numElements(s->in)) +
+  if (base < 0 || last >= numElements(io.in))
+    return kernelError(c, "reads outside the input's " + llvm::Twine(numElements(io.in)) +
                               " elements");
   std::vector<std::vector<int64_t>> off(size.size());
   for (size_t d = 0; d < size.size(); ++d)
@@ -280,21 +246,21 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAsStrided(const CallNode &c,
   return indexMap(c, size, std::move(off), base);
 }
 
-KC_REGISTER_MOVE_KERNEL(roll, "torch.roll", makeRoll);
-KC_REGISTER_MOVE_KERNEL(flip, "torch.flip", makeFlip);
-KC_REGISTER_MOVE_KERNEL(repeat, "Tensor.repeat", makeRepeat);
-KC_REGISTER_MOVE_KERNEL(tile, "torch.tile", makeRepeat);
-KC_REGISTER_MOVE_KERNEL(repeat_interleave, "torch.repeat_interleave", makeRepeatInterleave);
-KC_REGISTER_MOVE_KERNEL(channel_shuffle, "nn.ChannelShuffle", makeChannelShuffle);
-KC_REGISTER_MOVE_KERNEL(as_strided, "torch.as_strided", makeAsStrided);
+KC_REGISTER_MOVE_KERNEL(roll, "torch.roll", withShapes<makeRoll>);
+KC_REGISTER_MOVE_KERNEL(flip, "torch.flip", withShapes<makeFlip>);
+KC_REGISTER_MOVE_KERNEL(repeat, "Tensor.repeat", withShapes<makeRepeat>);
+KC_REGISTER_MOVE_KERNEL(tile, "torch.tile", withShapes<makeRepeat>);
+KC_REGISTER_MOVE_KERNEL(repeat_interleave, "torch.repeat_interleave",
+                        withShapes<makeRepeatInterleave>);
+KC_REGISTER_MOVE_KERNEL(channel_shuffle, "nn.ChannelShuffle", withShapes<makeChannelShuffle>);
+KC_REGISTER_MOVE_KERNEL(as_strided, "torch.as_strided", withShapes<makeAsStrided>);
 
 /// torch.diag: a vector's diagonal matrix, or a matrix's diagonal.
 class DiagKernel final : public OpKernel {
 public:
   DiagKernel(int64_t rows, int64_t cols, int64_t offset, bool toMatrix, size_t esize)
       : rows_(rows), cols_(cols), offset_(offset), toMatrix_(toMatrix), esize_(esize) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     auto *x = static_cast<const uint8_t *>(in[0]->raw());
     auto *y = static_cast<uint8_t *>(out[0]->raw());
     int64_t r0 = offset_ < 0 ? -offset_ : 0, c0 = offset_ > 0 ? offset_ : 0;
@@ -316,18 +282,15 @@ private:
   size_t esize_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeDiag(const CallNode &c, const KernelBuildContext &) {
-  auto s = shapes(c);
-  if (!s)
-    return s.takeError();
-  bool toMatrix = s->in.size() == 1;
-  const std::vector<int64_t> &m = toMatrix ? s->out : s->in;
+llvm::Expected<std::unique_ptr<OpKernel>> makeDiag(const CallNode &c, const CallShapes &io) {
+  bool toMatrix = io.in.size() == 1;
+  const std::vector<int64_t> &m = toMatrix ? io.out : io.in;
   if (m.size() != 2)
-    return kernelError(c, "expects a vector or a matrix, got " + shapeToString(s->in));
+    return kernelError(c, "expects a vector or a matrix, got " + shapeToString(io.in));
   return std::unique_ptr<OpKernel>(
       new DiagKernel(m[0], m[1], c.attrs().getInt("diagonal", 0), toMatrix, elemSize(c)));
 }
-KC_REGISTER_MOVE_KERNEL(diag, "torch.diag", makeDiag);
+KC_REGISTER_MOVE_KERNEL(diag, "torch.diag", withShapes<makeDiag>);
 
 /// torch.slice_scatter: the input with `src` written over a slice of dim.
 class SliceScatterKernel final : public OpKernel {
@@ -336,8 +299,7 @@ public:
                      int64_t count, size_t esize)
       : outer_(outer), len_(len), inner_(inner), start_(start), step_(step), count_(count),
         esize_(esize) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     auto *x = static_cast<const uint8_t *>(in[0]->raw());
     auto *src = static_cast<const uint8_t *>(in[1]->raw());
     auto *y = static_cast<uint8_t *>(out[0]->raw());
@@ -356,17 +318,15 @@ private:
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeSliceScatter(const CallNode &c,
-                                                           const KernelBuildContext &) {
-  auto s = shapes(c);
-  if (!s)
-    return s.takeError();
+                                                           const CallShapes &io) {
   auto src = inputShape(c, 1);
   if (!src)
     return src.takeError();
-  int dim = normAxis(c.attrs().getInt("dim", 0), s->in.size());
-  if (dim < 0 || dim >= int(s->in.size()))
-    return kernelError(c, "dim out of range for " + shapeToString(s->in));
-  int64_t n = s->in[dim];
+  auto axis = axisAndOuter(c, io.in);
+  if (!axis)
+    return axis.takeError();
+  auto [dim, outer] = *axis;
+  int64_t n = io.in[dim];
   int64_t start = c.attrs().getInt("start", 0), end = c.attrs().getInt("end", n);
   int64_t step = c.attrs().getInt("step", 1);
   if (step <= 0)
@@ -374,21 +334,17 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSliceScatter(const CallNode &c,
   start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, n);
   end = std::clamp<int64_t>(end < 0 ? end + n : end, 0, n);
   int64_t count = end > start ? (end - start - 1) / step + 1 : 0;
-  std::vector<int64_t> want = s->in;
+  std::vector<int64_t> want = io.in;
   want[dim] = count;
   if (*src != want)
     return kernelError(c, "src " + shapeToString(*src) + " does not fill the slice " +
                               shapeToString(want));
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < dim; ++i)
-    outer *= s->in[i];
-  for (size_t i = dim + 1; i < s->in.size(); ++i)
-    inner *= s->in[i];
+  int64_t inner = numElements(llvm::ArrayRef<int64_t>(io.in).drop_front(dim + 1));
   return std::unique_ptr<OpKernel>(
       new SliceScatterKernel(outer, n, inner, start, step, count, elemSize(c)));
 }
-KC_REGISTER_MOVE_KERNEL(slice_scatter, "torch.slice_scatter", makeSliceScatter);
-KC_REGISTER_MOVE_KERNEL(slice_copy, "Tensor.slice_copy", makeSliceScatter);
+KC_REGISTER_MOVE_KERNEL(slice_scatter, "torch.slice_scatter", withShapes<makeSliceScatter>);
+KC_REGISTER_MOVE_KERNEL(slice_copy, "Tensor.slice_copy", withShapes<makeSliceScatter>);
 
 /// torch.narrow: a slice of `length` from `start`.
 llvm::Expected<std::unique_ptr<OpKernel>> makeNarrow(const CallNode &c,
@@ -397,9 +353,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNarrow(const CallNode &c,
   auto in = inputShape(c, 0);
   if (!in)
     return in.takeError();
-  int dim = normAxis(c.attrs().getInt("dim", 0), in->size());
-  if (dim < 0 || dim >= int(in->size()))
-    return kernelError(c, "dim out of range for " + shapeToString(*in));
+  auto axis = axisAndOuter(c, *in);
+  if (!axis)
+    return axis.takeError();
+  int dim = axis->first;
   if (start < 0)
     start += (*in)[dim];
   return kernelAs(c, "Tensor.slice",

@@ -36,8 +36,7 @@ public:
     return packs() ? packedColumnsScratch(in_, rows_) * sizeof(float) : 0;
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     float *y = out[0]->data<float>();
     const float *x = in[0]->data<float>();
     if (in_ == 0) {
@@ -97,26 +96,22 @@ private:
   TensorDataPtr mapped_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c,
-                                                     const KernelBuildContext &) {
-  auto x = inputShape(c, 0);
-  if (!x)
-    return x.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const CallShapes &io) {
   Tensor wT, bT;
   if (llvm::Error e = takeWeights(c, {{"weight", &wT, true, WeightUse::ReadOnly}, {"bias", &bT}}))
     return std::move(e);
   Tensor *w = &wT, *b = &bT;
-  if (x->empty() || w->rank() != 2 || w->dim(1) != x->back())
-    return kernelError(c, "input " + shapeToString(*x) + " does not match weight " +
+  if (io.in.empty() || w->rank() != 2 || w->dim(1) != io.in.back())
+    return kernelError(c, "input " + shapeToString(io.in) + " does not match weight " +
                               shapeToString(w->shape()));
   // The leading dims, whatever the (possibly empty) last one.
-  int64_t rows = numElements(llvm::ArrayRef<int64_t>(*x).drop_back());
+  int64_t rows = numElements(llvm::ArrayRef<int64_t>(io.in).drop_back());
   return std::unique_ptr<OpKernel>(new LinearKernel(rows, w->dim(1), w->dim(0), std::move(*w),
                                                     std::move(*b), c.weight("weight")->data()));
 }
 
 } // namespace
 
-KC_REGISTER_KERNEL(linear, "nn.Linear", makeLinear);
+KC_REGISTER_KERNEL(linear, "nn.Linear", withShapes<makeLinear>);
 
 } // namespace kc::rt

@@ -16,8 +16,7 @@ namespace {
 class GluKernel final : public OpKernel {
 public:
   explicit GluKernel(AxisLine v) : v_(v) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t half = v_.len / 2 * v_.inner;
@@ -33,20 +32,15 @@ private:
   AxisLine v_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeGlu(const CallNode &c, const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  if (auto e = requireF32(c))
-    return e;
-  auto v = axisLine(c, *s, c.attrs().getInt("dim", -1));
+llvm::Expected<std::unique_ptr<OpKernel>> makeGlu(const CallNode &c, const CallShapes &io) {
+  auto v = axisLine(c, io.in, c.attrs().getInt("dim", -1));
   if (!v)
     return v.takeError();
   if (v->len % 2)
     return kernelError(c, "the halved dim has an odd size, " + llvm::Twine(v->len));
   return std::unique_ptr<OpKernel>(new GluKernel(*v));
 }
-KC_REGISTER_KERNEL(glu, "nn.GLU", makeGlu);
+KC_REGISTER_KERNEL(glu, "nn.GLU", withShapes<makeGlu>);
 
 /// F.normalize: x / max(‖x‖_p, eps) along the dim.
 class NormalizeKernel final : public OpKernel {
@@ -55,8 +49,7 @@ public:
     scratch_.floats = 2 * v.inner; // one double norm per inner position
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t len = v_.len, inner = v_.inner;
@@ -101,14 +94,8 @@ private:
   ThreadScratch scratch_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeNormalize(const CallNode &c,
-                                                        const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  if (auto e = requireF32(c))
-    return e;
-  auto v = axisLine(c, *s, c.attrs().getInt("dim", 1));
+llvm::Expected<std::unique_ptr<OpKernel>> makeNormalize(const CallNode &c, const CallShapes &io) {
+  auto v = axisLine(c, io.in, c.attrs().getInt("dim", 1));
   if (!v)
     return v.takeError();
   double p = c.attrs().getFloat("p", 2.0);
@@ -117,7 +104,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNormalize(const CallNode &c,
   return std::unique_ptr<OpKernel>(
       new NormalizeKernel(*v, p, float(c.attrs().getFloat("eps", 1e-12))));
 }
-KC_REGISTER_KERNEL(normalize, "F.normalize", makeNormalize);
+KC_REGISTER_KERNEL(normalize, "F.normalize", withShapes<makeNormalize>);
 
 /// Local response normalization over channels (dim 1):
 /// x / (k + alpha/size · Σ x²)^beta, the sum over channels
@@ -129,8 +116,7 @@ public:
     scratch_.floats = v.inner; // the window's sum of squares per inner position
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t C = v_.len, inner = v_.inner;
@@ -160,15 +146,10 @@ private:
   ThreadScratch scratch_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeLrn(const CallNode &c, const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  if (auto e = requireF32(c))
-    return e;
-  if (s->size() < 3)
-    return kernelError(c, "expects (N, C, ...), got " + shapeToString(*s));
-  auto v = axisLine(c, *s, 1);
+llvm::Expected<std::unique_ptr<OpKernel>> makeLrn(const CallNode &c, const CallShapes &io) {
+  if (io.in.size() < 3)
+    return kernelError(c, "expects (N, C, ...), got " + shapeToString(io.in));
+  auto v = axisLine(c, io.in, 1);
   if (!v)
     return v.takeError();
   int64_t size = c.attrs().getInt("size", 0);
@@ -178,7 +159,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLrn(const CallNode &c, const Kerne
                                                  float(c.attrs().getFloat("beta", 0.75)),
                                                  float(c.attrs().getFloat("k", 1.0))));
 }
-KC_REGISTER_KERNEL(lrn, "nn.LocalResponseNorm", makeLrn);
+KC_REGISTER_KERNEL(lrn, "nn.LocalResponseNorm", withShapes<makeLrn>);
 
 } // namespace
 } // namespace kc::rt

@@ -53,8 +53,7 @@ class LogicKernel final : public OpKernel {
 public:
   LogicKernel(Fn fn, std::vector<Arg> args, std::vector<int64_t> shape, DType out)
       : fn_(fn), args_(std::move(args)), shape_(std::move(shape)), out_(out) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const size_t r = shape_.size(), k = args_.size();
     std::vector<const void *> base(k);
     for (size_t a = 0; a < k; ++a)

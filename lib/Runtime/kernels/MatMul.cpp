@@ -37,8 +37,7 @@ public:
     fill(b_, sb_, K_ * N_);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
     float *c = out[0]->data<float>();
     int64_t total = numElements(batch_);
@@ -66,25 +65,21 @@ private:
   int64_t M_, K_, N_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeMatMul(const CallNode &c,
-                                                     const KernelBuildContext &) {
-  auto io = callShapes(c);
-  if (!io)
-    return io.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeMatMul(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> &a = io.in;
   auto b = inputShape(c, 1);
   if (!b)
     return b.takeError();
-  const std::vector<int64_t> *a = &io->in, *o = &io->out;
-  if (a->empty() || b->empty())
+  if (a.empty() || b->empty())
     return kernelError(c, "operands must have at least one dim");
-  int64_t ka = a->back(), kb = b->size() == 1 ? (*b)[0] : (*b)[b->size() - 2];
+  int64_t ka = a.back(), kb = b->size() == 1 ? (*b)[0] : (*b)[b->size() - 2];
   if (ka != kb)
-    return kernelError(c, "inner dims differ: " + shapeToString(*a) + " @ " + shapeToString(*b));
-  return std::unique_ptr<OpKernel>(new MatMulKernel(*a, *b, *o));
+    return kernelError(c, "inner dims differ: " + shapeToString(a) + " @ " + shapeToString(*b));
+  return std::unique_ptr<OpKernel>(new MatMulKernel(a, *b, io.out));
 }
 
 } // namespace
 
-KC_REGISTER_KERNEL(matmul, "torch.matmul", makeMatMul);
+KC_REGISTER_KERNEL(matmul, "torch.matmul", withShapes<makeMatMul>);
 
 } // namespace kc::rt

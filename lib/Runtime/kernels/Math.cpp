@@ -7,8 +7,7 @@ namespace {
 
 class LgammaKernel final : public OpKernel {
 public:
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t n = in[0]->numel();
@@ -21,18 +20,25 @@ public:
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeLgamma(const CallNode &c,
                                                      const KernelBuildContext &) {
-  if (auto e = requireF32(c))
-    return e;
   return std::unique_ptr<OpKernel>(new LgammaKernel());
 }
 KC_REGISTER_KERNEL(lgamma, "torch.lgamma", makeLgamma);
+
+/// The one shape of both operands of an op that does not broadcast them.
+llvm::Expected<std::vector<int64_t>> sameShapeOperands(const CallNode &c) {
+  auto s = inputShapes(c, 2);
+  if (!s)
+    return s.takeError();
+  if ((*s)[0] != (*s)[1])
+    return kernelError(c, "operands of different shapes (broadcasting) are not supported");
+  return std::move((*s)[0]);
+}
 
 /// torch.cross of same-shape operands along a dim of size 3.
 class CrossKernel final : public OpKernel {
 public:
   CrossKernel(int64_t outer, int64_t inner) : outer_(outer), inner_(inner) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t n = inner_;
@@ -53,32 +59,22 @@ private:
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeCross(const CallNode &c, const KernelBuildContext &) {
-  auto a = inputShape(c, 0);
+  auto a = sameShapeOperands(c);
   if (!a)
     return a.takeError();
-  auto b = inputShape(c, 1);
-  if (!b)
-    return b.takeError();
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
-  if (*a != *b)
-    return kernelError(c, "operands of different shapes (broadcasting) are not supported");
+  // Without a dim, PyTorch crosses along the first dim of size 3.
   const AttrValue *dv = c.attrs().find("dim");
-  int d = -1;
+  int64_t d = -1;
   if (dv && !dv->isNone())
-    d = normAxis(dv->getInt(), a->size());
-  else
-    for (size_t i = 0; i < a->size() && d < 0; ++i)
-      if ((*a)[i] == 3)
-        d = int(i);
-  if (d < 0 || d >= int(a->size()) || (*a)[d] != 3)
+    d = dv->getInt();
+  else if (auto it = llvm::find(*a, 3); it != a->end())
+    d = it - a->begin();
+  auto l = axisLine(c, *a, d);
+  if (!l)
+    return l.takeError();
+  if (l->len != 3)
     return kernelError(c, "the crossed dim must have size 3");
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < d; ++i)
-    outer *= (*a)[i];
-  for (size_t i = d + 1; i < a->size(); ++i)
-    inner *= (*a)[i];
-  return std::unique_ptr<OpKernel>(new CrossKernel(outer, inner));
+  return std::unique_ptr<OpKernel>(new CrossKernel(l->outer, l->inner));
 }
 KC_REGISTER_KERNEL(cross, "torch.cross", makeCross);
 
@@ -88,8 +84,7 @@ class PairwiseDistanceKernel final : public OpKernel {
 public:
   PairwiseDistanceKernel(int64_t rows, int64_t len, double p, double eps)
       : rows_(rows), len_(len), p_(p), eps_(eps) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
     float *y = out[0]->data<float>();
     for (int64_t r = 0; r < rows_; ++r) {
@@ -109,16 +104,11 @@ private:
 
 llvm::Expected<std::unique_ptr<OpKernel>> makePairwiseDistance(const CallNode &c,
                                                                const KernelBuildContext &) {
-  auto a = inputShape(c, 0);
+  auto a = sameShapeOperands(c);
   if (!a)
     return a.takeError();
-  auto b = inputShape(c, 1);
-  if (!b)
-    return b.takeError();
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
-  if (*a != *b || a->empty())
-    return kernelError(c, "operands of different shapes (broadcasting) are not supported");
+  if (a->empty())
+    return kernelError(c, "expects operands of at least one dim");
   double p = c.attrs().getFloat("p", 2.0);
   if (p < 0)
     return kernelError(c, "p must not be negative");

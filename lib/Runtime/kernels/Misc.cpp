@@ -19,8 +19,7 @@ public:
             PadMode mode, float value)
       : in_(std::move(in)), out_(std::move(out)), before_(std::move(before)), mode_(mode),
         value_(value) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     size_t r = out_.size();
@@ -75,8 +74,7 @@ KC_REGISTER_KERNEL(pad, "F.pad", withShapes<makePad>);
 class ClampKernel final : public OpKernel {
 public:
   ClampKernel(float lo, float hi) : lo_(lo), hi_(hi) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t n = in[0]->numel();
@@ -103,8 +101,7 @@ class PixelShuffleKernel final : public OpKernel {
 public:
   PixelShuffleKernel(std::vector<int64_t> out, int64_t r, bool shuffle)
       : out_(std::move(out)), r_(r), shuffle_(shuffle) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t N = out_[0], C = out_[1], H = out_[2], W = out_[3], r = r_;
@@ -133,17 +130,14 @@ private:
 
 template <bool Shuffle>
 llvm::Expected<std::unique_ptr<OpKernel>> makePixelShuffle(const CallNode &c,
-                                                           const KernelBuildContext &) {
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
+                                                           const CallShapes &io) {
   int64_t r = c.attrs().getInt(Shuffle ? "upscale_factor" : "downscale_factor", 1);
-  if (out->size() != 4 || r <= 0)
+  if (io.out.size() != 4 || r <= 0)
     return kernelError(c, "expects a 4-d result and a positive factor");
-  return std::unique_ptr<OpKernel>(new PixelShuffleKernel(*out, r, Shuffle));
+  return std::unique_ptr<OpKernel>(new PixelShuffleKernel(io.out, r, Shuffle));
 }
-KC_REGISTER_KERNEL(pixelshuffle, "nn.PixelShuffle", makePixelShuffle<true>);
-KC_REGISTER_KERNEL(pixelunshuffle, "nn.PixelUnshuffle", makePixelShuffle<false>);
+KC_REGISTER_KERNEL(pixelshuffle, "nn.PixelShuffle", withShapes<makePixelShuffle<true>>);
+KC_REGISTER_KERNEL(pixelunshuffle, "nn.PixelUnshuffle", withShapes<makePixelShuffle<false>>);
 
 /// Tensor.to: element type conversion between f32, f64, i64, i32 and bool,
 /// with PyTorch's results: floating to integer through torchCast (defined
@@ -152,20 +146,19 @@ KC_REGISTER_KERNEL(pixelunshuffle, "nn.PixelUnshuffle", makePixelShuffle<false>)
 class CastKernel final : public OpKernel {
 public:
   CastKernel(DType from, DType to) : from_(from), to_(to) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     int64_t n = in[0]->numel();
     const void *src = in[0]->raw();
     void *dst = out[0]->raw();
     if (isFloating(from_)) {
       for (int64_t i = 0; i < n; ++i)
-        storeFloating(dst, i,
-                      from_ == DType::F32 ? double(static_cast<const float *>(src)[i])
-                                          : static_cast<const double *>(src)[i]);
+        store(dst, i,
+              from_ == DType::F32 ? double(static_cast<const float *>(src)[i])
+                                  : static_cast<const double *>(src)[i]);
       return;
     }
     for (int64_t i = 0; i < n; ++i)
-      storeInteger(dst, i, loadInteger(src, i));
+      store(dst, i, loadInteger(src, i));
   }
 
 private:
@@ -179,26 +172,19 @@ private:
       return static_cast<const uint8_t *>(p)[i] != 0;
     }
   }
-  void storeFloating(void *p, int64_t i, double v) const {
-    switch (to_) {
-    case DType::F32:
-      static_cast<float *>(p)[i] = float(v);
-      break;
-    case DType::F64:
-      static_cast<double *>(p)[i] = v;
-      break;
-    case DType::I64:
-      static_cast<int64_t *>(p)[i] = torchCast<int64_t>(v);
-      break;
-    case DType::I32:
-      static_cast<int32_t *>(p)[i] = torchCast<int32_t>(v);
-      break;
-    default:
-      static_cast<uint8_t *>(p)[i] = torchCast<bool>(v);
-      break;
-    }
+  /// An integer result from `v`: through torchCast from floating, keeping
+  /// the low bits from an integer, nonzero-ness for bool.
+  template <class I, class T> static I toInteger(T v) {
+    if constexpr (std::is_floating_point_v<T>)
+      return torchCast<I>(v);
+    else if constexpr (std::is_same_v<I, bool>)
+      return v != 0;
+    else
+      return I(std::make_unsigned_t<I>(uint64_t(v)));
   }
-  void storeInteger(void *p, int64_t i, int64_t v) const {
+  /// Stores element `i` of the result: `v` is a double from a floating
+  /// source, an int64_t from an integer one.
+  template <class T> void store(void *p, int64_t i, T v) const {
     switch (to_) {
     case DType::F32:
       static_cast<float *>(p)[i] = float(v);
@@ -207,13 +193,13 @@ private:
       static_cast<double *>(p)[i] = double(v);
       break;
     case DType::I64:
-      static_cast<int64_t *>(p)[i] = v;
+      static_cast<int64_t *>(p)[i] = toInteger<int64_t>(v);
       break;
     case DType::I32:
-      static_cast<int32_t *>(p)[i] = int32_t(uint32_t(uint64_t(v)));
+      static_cast<int32_t *>(p)[i] = toInteger<int32_t>(v);
       break;
     default:
-      static_cast<uint8_t *>(p)[i] = v != 0;
+      static_cast<uint8_t *>(p)[i] = toInteger<bool>(v);
       break;
     }
   }

@@ -1,75 +1,19 @@
 //===- Norm.cpp - Batch, layer, group and instance normalization ----------===//
+//
+// The nn modules and the F. functions alike: a module's statistics, weight
+// and bias are weights of the call, a function's are operands, and the
+// kernels read either (ParamTensor.h). Absent ones (affine=False, pnnx's
+// weight=None) mean 1 and 0. F.instance_norm normalizes with the input's
+// own statistics, as PyTorch does unless use_input_stats=False, which pnnx
+// does not write: running_mean and running_var do not change its output.
+//
+//===----------------------------------------------------------------------===//
 #include "../ukernels/MicroKernels.h"
-#include "CallInfo.h"
 #include "MeanVariance.h"
 #include "Parallel.h"
+#include "ParamTensor.h"
 
 namespace kc::rt {
-namespace {
-
-/// y = x * scale[c] + shift[c] over (N, C, inner): inference-mode batch
-/// norm, and instance norm with running statistics.
-class ChannelAffineKernel final : public OpKernel {
-public:
-  ChannelAffineKernel(int64_t n, int64_t c, int64_t inner, std::vector<float> scale,
-                      std::vector<float> shift)
-      : n_(n), c_(c), inner_(inner), scale_(std::move(scale)), shift_(std::move(shift)) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
-    const float *x = in[0]->data<float>();
-    float *y = out[0]->data<float>();
-    parallelFor(n_ * c_, n_ * c_ * inner_ > 65536, [&](int64_t plane) {
-      const float *xs = x + plane * inner_;
-      float *ys = y + plane * inner_;
-      float s = scale_[plane % c_], b = shift_[plane % c_];
-      for (int64_t i = 0; i < inner_; ++i)
-        ys[i] = xs[i] * s + b;
-    });
-  }
-
-private:
-  int64_t n_, c_, inner_;
-  std::vector<float> scale_, shift_;
-};
-
-llvm::Expected<std::unique_ptr<OpKernel>> makeBatchNorm(const CallNode &c,
-                                                        const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  if (s->size() < 2)
-    return kernelError(c, "expects (N, C, ...), got " + shapeToString(*s));
-  int64_t C = (*s)[1];
-  Tensor meanT, varT, wT, bT;
-  if (llvm::Error e = takeWeights(c, {{"running_mean", &meanT, true},
-                                      {"running_var", &varT, true},
-                                      {"weight", &wT},
-                                      {"bias", &bT}}))
-    return std::move(e);
-  Tensor *mean = &meanT, *var = &varT, *w = &wT, *b = &bT;
-  if (mean->numel() != C || var->numel() != C || (w->defined() && w->numel() && w->numel() != C) ||
-      (b->defined() && b->numel() && b->numel() != C))
-    return kernelError(c, "statistics do not have " + llvm::Twine(C) + " channels");
-  double eps = c.attrs().getFloat("eps", 1e-5);
-  std::vector<float> scale(C), shift(C);
-  // An absent weight or bias (affine=False) is an undefined Tensor, whose
-  // numel() is 1 (the empty shape): test the data pointer.
-  const float *wp = w->data<float>(), *bp = b->data<float>();
-  for (int64_t i = 0; i < C; ++i) {
-    float g = wp ? wp[i] : 1.f;
-    float bb = bp ? bp[i] : 0.f;
-    scale[i] = float(g / std::sqrt(double(var->data<float>()[i]) + eps));
-    shift[i] = bb - mean->data<float>()[i] * scale[i];
-  }
-  int64_t inner = numElements(*s) / ((*s)[0] * C);
-  return std::unique_ptr<OpKernel>(
-      new ChannelAffineKernel((*s)[0], C, inner, std::move(scale), std::move(shift)));
-}
-KC_REGISTER_KERNEL(bn1d, "nn.BatchNorm1d", makeBatchNorm);
-KC_REGISTER_KERNEL(bn2d, "nn.BatchNorm2d", makeBatchNorm);
-KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", makeBatchNorm);
-
-} // namespace
 
 /// Mean and variance of n floats, summed in double (f32_mean_variance).
 std::pair<double, double> meanVariance(const float *x, int64_t n) {
@@ -80,50 +24,113 @@ std::pair<double, double> meanVariance(const float *x, int64_t n) {
 
 namespace {
 
-/// Normalizes groups of `len` consecutive values (a row of LayerNorm, a
-/// group of GroupNorm, a channel plane of InstanceNorm), then applies an
-/// affine transform whose parameters repeat every `affineLen` values of a
-/// row (LayerNorm) or are per channel of `inner` values (Group/Instance).
+/// The parameters of a normalization, each optional: running statistics
+/// (batch norm reads them) and the affine weight and bias.
+struct NormParams {
+  ParamTensor mean, var, weight, bias;
+};
+
+/// c's NormParams, `n` elements each (channels, or positions of a row).
+llvm::Expected<NormParams> normParams(const CallNode &c, int64_t n) {
+  NormParams p;
+  if (llvm::Error e = takeParams(c, n,
+                                 {{"running_mean", &p.mean},
+                                  {"running_var", &p.var},
+                                  {"weight", &p.weight},
+                                  {"bias", &p.bias}}))
+    return std::move(e);
+  return p;
+}
+
+/// Inference-mode batch norm over (N, C, inner):
+/// y = (x - mean[c]) / sqrt(var[c] + eps) * w[c] + b[c].
+class BatchNormKernel final : public OpKernel {
+public:
+  BatchNormKernel(int64_t n, int64_t c, int64_t inner, double eps, NormParams p)
+      : n_(n), c_(c), inner_(inner), eps_(eps), p_(std::move(p)) {}
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
+    const float *x = in[0]->data<float>(), *m = p_.mean.data(in), *v = p_.var.data(in);
+    const float *w = p_.weight.data(in), *b = p_.bias.data(in);
+    float *y = out[0]->data<float>();
+    const int64_t C = c_, inner = inner_;
+    parallelFor(n_ * C, n_ * C * inner > 65536, [&](int64_t plane) {
+      int64_t ch = plane % C;
+      float scale = float((w ? w[ch] : 1.0) / std::sqrt(double(v[ch]) + eps_));
+      float shift = (b ? b[ch] : 0.f) - m[ch] * scale;
+      const float *xs = x + plane * inner;
+      float *ys = y + plane * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        ys[i] = xs[i] * scale + shift;
+    });
+  }
+
+private:
+  int64_t n_, c_, inner_;
+  double eps_;
+  NormParams p_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeBatchNorm(const CallNode &c, const CallShapes &io) {
+  llvm::ArrayRef<int64_t> s = io.in;
+  if (s.size() < 2)
+    return kernelError(c, "expects (N, C, ...), got " + shapeToString(s));
+  int64_t C = s[1];
+  auto p = normParams(c, C);
+  if (!p)
+    return p.takeError();
+  if (!p->mean.present() || !p->var.present())
+    return kernelError(c, "needs running_mean and running_var (training mode is not supported)");
+  int64_t inner = numElements(s) / std::max<int64_t>(1, s[0] * C);
+  return std::unique_ptr<OpKernel>(
+      new BatchNormKernel(s[0], C, inner, c.attrs().getFloat("eps", 1e-5), std::move(*p)));
+}
+KC_REGISTER_KERNEL(bn1d, "nn.BatchNorm1d", withShapes<makeBatchNorm>);
+KC_REGISTER_KERNEL(bn2d, "nn.BatchNorm2d", withShapes<makeBatchNorm>);
+KC_REGISTER_KERNEL(bn3d, "nn.BatchNorm3d", withShapes<makeBatchNorm>);
+KC_REGISTER_KERNEL(fbatchnorm, "F.batch_norm", withShapes<makeBatchNorm>);
+
+/// Normalizes `rows` runs of `len` values by their own mean and variance,
+/// then applies the optional affine: per position of the row (layer
+/// norm), or per channel of `inner` values (group and instance norm).
 class RowNormKernel final : public OpKernel {
 public:
-  RowNormKernel(int64_t rows, int64_t len, float eps, Tensor w, Tensor b, bool perChannel,
+  RowNormKernel(int64_t rows, int64_t len, float eps, NormParams p, bool perChannel,
                 int64_t channels, int64_t inner)
-      : rows_(rows), len_(len), eps_(eps), w_(std::move(w)), b_(std::move(b)),
-        perChannel_(perChannel), channels_(channels), inner_(inner) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+      : rows_(rows), len_(len), eps_(eps), p_(std::move(p)), perChannel_(perChannel),
+        channels_(channels), inner_(inner) {}
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
+    const float *w = p_.weight.data(in), *b = p_.bias.data(in);
     float *y = out[0]->data<float>();
-    const float *w = w_.numel() ? w_.data<float>() : nullptr;
-    const float *b = b_.numel() ? b_.data<float>() : nullptr;
-    parallelFor(rows_, rows_ * len_ > 65536, [&](int64_t r) {
-      const float *xs = x + r * len_;
-      float *ys = y + r * len_;
-      auto [mean, var] = meanVariance(xs, len_);
-      float inv = float(1.0 / std::sqrt(var + eps_));
-      float m = float(mean);
+    const int64_t len = len_, inner = inner_;
+    parallelFor(rows_, rows_ * len > 65536, [&](int64_t r) {
+      const float *xs = x + r * len;
+      float *ys = y + r * len;
+      auto [mean, var] = meanVariance(xs, len);
+      const float inv = float(1.0 / std::sqrt(var + eps_)), m = float(mean);
       if (!perChannel_) {
         // One loop per case, so that each vectorizes.
         if (w && b)
-          for (int64_t i = 0; i < len_; ++i)
+          for (int64_t i = 0; i < len; ++i)
             ys[i] = (xs[i] - m) * inv * w[i] + b[i];
         else if (w)
-          for (int64_t i = 0; i < len_; ++i)
+          for (int64_t i = 0; i < len; ++i)
             ys[i] = (xs[i] - m) * inv * w[i];
         else if (b)
-          for (int64_t i = 0; i < len_; ++i)
+          for (int64_t i = 0; i < len; ++i)
             ys[i] = (xs[i] - m) * inv + b[i];
         else
-          for (int64_t i = 0; i < len_; ++i)
+          for (int64_t i = 0; i < len; ++i)
             ys[i] = (xs[i] - m) * inv;
         return;
       }
-      // Row r covers channels starting at (r*len / inner) mod channels.
-      int64_t first = (r * len_ / inner_) % channels_;
-      for (int64_t i = 0; i < len_; ++i) {
-        int64_t ch = first + i / inner_;
-        float v = (xs[i] - m) * inv;
-        ys[i] = v * (w ? w[ch] : 1.f) + (b ? b[ch] : 0.f);
+      // Row r covers channels starting at (r*len / inner) mod channels, a
+      // run of `inner` values each.
+      for (int64_t i0 = 0; i0 < len; i0 += inner) {
+        int64_t ch = ((r * len + i0) / inner) % channels_;
+        float s = w ? w[ch] : 1.f, t = b ? b[ch] : 0.f;
+        for (int64_t i = i0; i < i0 + inner; ++i)
+          ys[i] = (xs[i] - m) * inv * s + t;
       }
     });
   }
@@ -131,87 +138,79 @@ public:
 private:
   int64_t rows_, len_;
   float eps_;
-  Tensor w_, b_;
+  NormParams p_;
   bool perChannel_;
   int64_t channels_, inner_;
 };
 
-/// The optional affine weight and bias of a normalization.
-llvm::Expected<std::pair<Tensor, Tensor>> affineWeights(const CallNode &c) {
-  std::pair<Tensor, Tensor> wb;
-  if (llvm::Error e = takeWeights(c, {{"weight", &wb.first}, {"bias", &wb.second}}))
-    return std::move(e);
-  return wb;
-}
+float epsOf(const CallNode &c) { return float(c.attrs().getFloat("eps", 1e-5)); }
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c,
-                                                        const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeLayerNorm(const CallNode &c, const CallShapes &io) {
+  llvm::ArrayRef<int64_t> s = io.in;
   std::vector<int64_t> ns = c.attrs().getInts("normalized_shape");
-  if (ns.empty() || ns.size() > s->size() ||
-      !std::equal(ns.begin(), ns.end(), s->end() - ns.size()))
+  if (ns.empty() || ns.size() > s.size() || !std::equal(ns.begin(), ns.end(), s.end() - ns.size()))
     return kernelError(c, "normalized_shape " + shapeToString(ns) + " does not end " +
-                              shapeToString(*s));
-  auto wb = affineWeights(c);
-  if (!wb)
-    return wb.takeError();
-  Tensor *w = &wb->first, *b = &wb->second;
+                              shapeToString(s));
   int64_t len = numElements(ns);
-  return std::unique_ptr<OpKernel>(new RowNormKernel(numElements(*s) / len, len,
-                                                     float(c.attrs().getFloat("eps", 1e-5)),
-                                                     std::move(*w), std::move(*b), false, 1, 1));
+  auto p = normParams(c, len);
+  if (!p)
+    return p.takeError();
+  return std::unique_ptr<OpKernel>(
+      new RowNormKernel(numElements(s) / len, len, epsOf(c), std::move(*p), false, 1, 1));
 }
-KC_REGISTER_KERNEL(layernorm, "nn.LayerNorm", makeLayerNorm);
+KC_REGISTER_KERNEL(layernorm, "nn.LayerNorm", withShapes<makeLayerNorm>);
+KC_REGISTER_KERNEL(flayernorm, "F.layer_norm", withShapes<makeLayerNorm>);
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeGroupNorm(const CallNode &c,
-                                                        const KernelBuildContext &) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  int64_t G = c.attrs().getInt("num_groups", 1);
-  if (s->size() < 2 || G <= 0 || (*s)[1] % G)
-    return kernelError(c, "num_groups=" + llvm::Twine(G) + " does not divide the channels of " +
-                              shapeToString(*s));
-  auto wb = affineWeights(c);
-  if (!wb)
-    return wb.takeError();
-  Tensor *w = &wb->first, *b = &wb->second;
-  int64_t C = (*s)[1], inner = numElements(*s) / ((*s)[0] * C);
-  int64_t len = C / G * inner;
-  return std::unique_ptr<OpKernel>(new RowNormKernel((*s)[0] * G, len,
-                                                     float(c.attrs().getFloat("eps", 1e-5)),
-                                                     std::move(*w), std::move(*b), true, C, inner));
+/// Group norm of `groups` groups over `s`, (N, C, ...).
+llvm::Expected<std::unique_ptr<OpKernel>> groupNorm(const CallNode &c, llvm::ArrayRef<int64_t> s,
+                                                    int64_t groups) {
+  if (s.size() < 2)
+    return kernelError(c, "expects (N, C, ...), got " + shapeToString(s));
+  int64_t C = s[1];
+  if (groups <= 0 || C % groups)
+    return kernelError(c, "num_groups=" + llvm::Twine(groups) +
+                              " does not divide the channels of " + shapeToString(s));
+  auto p = normParams(c, C);
+  if (!p)
+    return p.takeError();
+  int64_t inner = numElements(s) / (s[0] * C);
+  return std::unique_ptr<OpKernel>(new RowNormKernel(s[0] * groups, C / groups * inner, epsOf(c),
+                                                     std::move(*p), true, C, inner));
 }
-KC_REGISTER_KERNEL(groupnorm, "nn.GroupNorm", makeGroupNorm);
 
+llvm::Expected<std::unique_ptr<OpKernel>> makeGroupNorm(const CallNode &c, const CallShapes &io) {
+  return groupNorm(c, io.in, c.attrs().getInt("num_groups", 1));
+}
+KC_REGISTER_KERNEL(groupnorm, "nn.GroupNorm", withShapes<makeGroupNorm>);
+KC_REGISTER_KERNEL(fgroupnorm, "F.group_norm", withShapes<makeGroupNorm>);
+
+/// F.instance_norm: group norm with a group per channel of (N, C, ...).
 llvm::Expected<std::unique_ptr<OpKernel>> makeInstanceNorm(const CallNode &c,
-                                                           const KernelBuildContext &ctx) {
-  auto s = inputShape(c, 0);
-  if (!s)
-    return s.takeError();
-  bool unbatched = s->size() == 3; // (C, H, W)
-  if (unbatched)
-    s->insert(s->begin(), 1);
-  if (s->size() != 4)
-    return kernelError(c, "expects (N, C, H, W) or (C, H, W), got " + shapeToString(*s));
-  // With running statistics PyTorch normalizes like batch norm in eval mode.
+                                                           const CallShapes &io) {
+  if (io.in.size() < 3)
+    return kernelError(c, "expects (N, C, ...), got " + shapeToString(io.in));
+  return groupNorm(c, io.in, io.in[1]);
+}
+KC_REGISTER_KERNEL(finstnorm, "F.instance_norm", withShapes<makeInstanceNorm>);
+
+/// nn.InstanceNorm2d, whose input may also be unbatched, (C, H, W); with
+/// running statistics PyTorch normalizes like batch norm in eval mode.
+llvm::Expected<std::unique_ptr<OpKernel>> makeInstanceNorm2d(const CallNode &c,
+                                                             const CallShapes &io) {
+  bool unbatched = io.in.size() == 3;
+  if (!unbatched && io.in.size() != 4)
+    return kernelError(c, "expects (N, C, H, W) or (C, H, W), got " + shapeToString(io.in));
   if (c.attrs().getBool("track_running_stats", false) && c.weight("running_mean")) {
     if (unbatched)
       return kernelError(c, "an unbatched input with running statistics is not supported");
-    return makeBatchNorm(c, ctx);
+    return makeBatchNorm(c, io);
   }
-  auto wb = affineWeights(c);
-  if (!wb)
-    return wb.takeError();
-  Tensor *w = &wb->first, *b = &wb->second;
-  int64_t C = (*s)[1], inner = numElements(*s) / ((*s)[0] * C);
-  return std::unique_ptr<OpKernel>(new RowNormKernel((*s)[0] * C, inner,
-                                                     float(c.attrs().getFloat("eps", 1e-5)),
-                                                     std::move(*w), std::move(*b), true, C, inner));
+  std::vector<int64_t> s = io.in;
+  if (unbatched)
+    s.insert(s.begin(), 1);
+  return groupNorm(c, s, s[1]);
 }
-KC_REGISTER_KERNEL(instnorm2d, "nn.InstanceNorm2d", makeInstanceNorm);
+KC_REGISTER_KERNEL(instnorm2d, "nn.InstanceNorm2d", withShapes<makeInstanceNorm2d>);
 
 } // namespace
 } // namespace kc::rt

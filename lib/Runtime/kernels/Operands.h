@@ -13,8 +13,11 @@ inline DType operandDType(const CallNode &c, size_t i) {
   return tt ? tt->dtype() : DType::Unknown;
 }
 
-/// Data arguments `indices` must be f32, the only type the kernel reads:
-/// another one is refused naming the op, never reinterpreted.
+/// Data arguments `indices` must be f32: for a kernel registered for
+/// several element types (KC_REGISTER_KERNEL_DTYPES) that reads these
+/// operands as floats. Another type is refused naming the op, never
+/// reinterpreted. (KC_REGISTER_KERNEL's kernels need no such check: the
+/// registry lets only f32 tensors reach them.)
 inline llvm::Error requireF32(const CallNode &c, std::initializer_list<size_t> indices = {0}) {
   for (size_t i : indices) {
     DType t = operandDType(c, i);

@@ -32,8 +32,7 @@ public:
     return max_ ? size_t(threads_) * size_t(perThreadFloats(rowLength())) * sizeof(float) : 0;
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const PoolGeometry &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
@@ -138,14 +137,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const Call
   size_t n = oneD ? 1 : 2;
   if (in->size() < n + 1 || out->size() != in->size())
     return kernelError(c, "unexpected input " + shapeToString(*in));
-  auto k = intsN(c, "kernel_size", n, {});
-  auto s = intsN(c, "stride", n, k);
-  if (s.empty())
-    s = k;
-  auto p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
-  auto d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
-  if (k.size() != n || s.size() != n || p.size() != n || d.size() != n)
-    return kernelError(c, "malformed kernel_size/stride/padding/dilation");
+  auto w = poolWindow(c, n);
+  if (!w)
+    return w.takeError();
+  auto &[k, s, p, d] = *w;
   if (oneD)
     k.insert(k.begin(), 1), s.insert(s.begin(), 1), p.insert(p.begin(), 0), d.insert(d.begin(), 1);
   int64_t H = oneD ? 1 : (*in)[in->size() - 2], W = in->back();
@@ -180,8 +175,7 @@ class AdaptivePoolKernel final : public OpKernel {
 public:
   AdaptivePoolKernel(int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW, bool isMax)
       : planes_(planes), H_(H), W_(W), OH_(OH), OW_(OW), max_(isMax) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     parallelFor(planes_, planes_ * H_ * W_ > 65536, [&](int64_t p) {

@@ -30,8 +30,7 @@ class PoolNdKernel final : public OpKernel {
 public:
   PoolNdKernel(PoolKind kind, PoolDims g, bool includePad, int64_t divisor, double norm)
       : kind_(kind), g_(g), includePad_(includePad), divisor_(divisor), norm_(norm) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const PoolDims &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
@@ -151,38 +150,30 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePoolNd(const CallNode &c,
                   : op.contains("Max")    ? PoolKind::Max
                                           : PoolKind::Avg;
   size_t n = spatialDims(op);
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c, 0);
-  if (!out)
-    return out.takeError();
-  if (auto e = requireF32(c))
-    return e;
-  if (in->size() < n + 1 || out->size() != in->size())
+  auto io = callShapes(c);
+  if (!io)
+    return io.takeError();
+  const std::vector<int64_t> &in = io->in, &out = io->out;
+  if (in.size() < n + 1 || out.size() != in.size())
     return kernelError(c, "expects at least " + llvm::Twine(n + 1) + " dims, got " +
-                              shapeToString(*in));
+                              shapeToString(in));
   bool indices = c.attrs().getBool("return_indices", false);
   if (indices && kind != PoolKind::Max && kind != PoolKind::AdaptiveMax)
     return kernelError(c, "return_indices is only for max pooling");
   PoolDims g;
-  g.planes = numElements(*in) / numElements(llvm::ArrayRef<int64_t>(*in).take_back(n));
+  g.planes = numElements(in) / numElements(llvm::ArrayRef<int64_t>(in).take_back(n));
   size_t lead = 3 - n;
   for (size_t i = 0; i < n; ++i) {
-    g.in[lead + i] = (*in)[in->size() - n + i];
-    g.out[lead + i] = (*out)[out->size() - n + i];
+    g.in[lead + i] = in[in.size() - n + i];
+    g.out[lead + i] = out[out.size() - n + i];
   }
   if (kind == PoolKind::Max || kind == PoolKind::Avg || kind == PoolKind::Lp) {
-    auto k = intsN(c, "kernel_size", n, {});
-    auto s = intsN(c, "stride", n, k);
-    if (s.empty())
-      s = k;
-    auto p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
-    auto d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
+    auto w = poolWindow(c, n);
+    if (!w)
+      return w.takeError();
+    auto &[k, s, p, d] = *w;
     if (kind == PoolKind::Lp)
       p.assign(n, 0), d.assign(n, 1);
-    if (k.size() != n || s.size() != n || p.size() != n || d.size() != n)
-      return kernelError(c, "malformed kernel_size/stride/padding/dilation");
     for (size_t i = 0; i < n; ++i) {
       if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0 || 2 * p[i] > k[i])
         return kernelError(c, "padding must be at most half the kernel, and kernel, stride "

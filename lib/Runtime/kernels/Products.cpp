@@ -16,8 +16,7 @@ class LinearKernel final : public OpKernel {
 public:
   LinearKernel(int64_t rows, int64_t in, int64_t out, int bias)
       : rows_(rows), in_(in), out_(out), bias_(bias) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>(), *w = in[1]->data<float>();
     float *y = out[0]->data<float>();
     sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w, in_, 0.f, y, out_);
@@ -50,8 +49,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c,
   int bi = namedOperand(c, "bias");
   if (bi < 0 && dataArgs(c).size() > 2)
     bi = 2;
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
   if (x->empty() || w->size() != 2 || (*w)[1] != x->back())
     return kernelError(c,
                        "weight " + shapeToString(*w) + " does not fit input " + shapeToString(*x));
@@ -59,8 +56,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c,
     auto b = inputShape(c, size_t(bi));
     if (!b)
       return b.takeError();
-    if (auto e = requireF32(c, {size_t(bi)}))
-      return e;
     if (numElements(*b) != (*w)[0])
       return kernelError(c, "bias " + shapeToString(*b) + " does not have " + llvm::Twine((*w)[0]) +
                                 " elements");
@@ -78,8 +73,7 @@ public:
                    std::vector<int64_t> inStrides)
       : batch_(batch), M_(M), N_(N), K_(K), alpha_(alpha), beta_(beta),
         inStrides_(std::move(inStrides)) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *c = in[0]->data<float>(), *a = in[1]->data<float>(), *b = in[2]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t sb = inStrides_[0], sm = inStrides_[1], sn = inStrides_[2];
@@ -102,31 +96,24 @@ private:
 template <size_t Rank>
 llvm::Expected<std::unique_ptr<OpKernel>> makeAddProduct(const CallNode &c,
                                                          const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto a = inputShape(c, 1);
-  if (!a)
-    return a.takeError();
-  auto b = inputShape(c, 2);
-  if (!b)
-    return b.takeError();
-  if (auto e = requireF32(c, {0, 1, 2}))
-    return e;
-  if (a->size() != Rank || b->size() != Rank || in->size() > Rank)
+  auto s = inputShapes(c, 3);
+  if (!s)
+    return s.takeError();
+  const std::vector<int64_t> &in = (*s)[0];
+  std::vector<int64_t> A = (*s)[1], B = (*s)[2];
+  if (A.size() != Rank || B.size() != Rank || in.size() > Rank)
     return kernelError(c, "expects " + llvm::Twine(Rank) + "-d factors");
-  std::vector<int64_t> A = *a, B = *b;
   if (Rank == 2)
     A.insert(A.begin(), 1), B.insert(B.begin(), 1);
   std::vector<int64_t> outShape = {A[0], A[1], B[2]};
   // The input's strides against (batch, M, N), 0 where it broadcasts.
-  std::vector<int64_t> is(3 - in->size(), 1);
-  is.insert(is.end(), in->begin(), in->end());
+  std::vector<int64_t> is(3 - in.size(), 1);
+  is.insert(is.end(), in.begin(), in.end());
   std::vector<int64_t> strides(3, 0);
   int64_t st = 1;
   for (size_t i = 3; i-- > 0;) {
     if (is[i] != 1 && is[i] != outShape[i])
-      return kernelError(c, "input " + shapeToString(*in) + " does not broadcast");
+      return kernelError(c, "input " + shapeToString(in) + " does not broadcast");
     strides[i] = is[i] == 1 ? 0 : st;
     st *= is[i];
   }

@@ -50,15 +50,14 @@ public:
     return size_t(floats) * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const Shape &s = s_;
     const int64_t T = s.T, N = s.N, H = s.H, P = s.P, G = gates() * H;
     float *ws = static_cast<float *>(ctx.workspace);
     int64_t seq = T * N * std::max(s.F, s.D * s.P);
     float *x0 = ws, *bufA = x0 + seq, *bufB = bufA + seq, *gx = bufB + seq, *gh = gx + T * N * G;
     float *h = gh + N * G, *c = h + N * std::max(H, P), *tmp = c + N * std::max(H, P);
-    timeMajor(in[0]->data<float>(), x0, s.F);
+    relayout(in[0]->data<float>(), x0, s.F, true);
     const float *layerIn = x0;
     int64_t inF = s.F;
     float *hn = s.results > 1 ? out[1]->data<float>() : nullptr;
@@ -100,7 +99,7 @@ public:
       layerIn = layerOut;
       inF = s.D * P;
     }
-    fromTimeMajor(layerIn, out[0]->data<float>(), s.D * P);
+    relayout(layerIn, out[0]->data<float>(), s.D * P, false);
   }
 
 private:
@@ -154,26 +153,19 @@ private:
       sgemm(false, true, N, s.P, H, 1.f, tmp, H, w.whr.data<float>(), H, 0.f, h, s.P);
   }
 
-  /// (T, N, F) from the input's layout.
-  void timeMajor(const float *x, float *dst, int64_t F) const {
+  /// Copies (T, N, F) from the input's layout (toTimeMajor), or back.
+  void relayout(const float *src, float *dst, int64_t F, bool toTimeMajor) const {
     const Shape &s = s_;
     if (!s.batchFirst) {
-      std::memcpy(dst, x, size_t(s.T * s.N * F) * sizeof(float));
+      std::memcpy(dst, src, size_t(s.T * s.N * F) * sizeof(float));
       return;
     }
     for (int64_t t = 0; t < s.T; ++t)
-      for (int64_t n = 0; n < s.N; ++n)
-        std::memcpy(dst + (t * s.N + n) * F, x + (n * s.T + t) * F, size_t(F) * sizeof(float));
-  }
-  void fromTimeMajor(const float *src, float *y, int64_t F) const {
-    const Shape &s = s_;
-    if (!s.batchFirst) {
-      std::memcpy(y, src, size_t(s.T * s.N * F) * sizeof(float));
-      return;
-    }
-    for (int64_t t = 0; t < s.T; ++t)
-      for (int64_t n = 0; n < s.N; ++n)
-        std::memcpy(y + (n * s.T + t) * F, src + (t * s.N + n) * F, size_t(F) * sizeof(float));
+      for (int64_t n = 0; n < s.N; ++n) {
+        int64_t tm = (t * s.N + n) * F, bm = (n * s.T + t) * F;
+        std::memcpy(dst + (toTimeMajor ? tm : bm), src + (toTimeMajor ? bm : tm),
+                    size_t(F) * sizeof(float));
+      }
   }
 
   Shape s_;
@@ -198,9 +190,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRecurrent(const CallNode &c,
   if (!in)
     return in.takeError();
   size_t numInputs = dataArgs(c).size();
-  for (size_t i = 0; i < numInputs; ++i)
-    if (auto e = requireF32(c, {i}))
-      return e;
   bool unbatched = in->size() == 2;
   if (in->size() != 2 && in->size() != 3)
     return kernelError(c, "expects a 2-d or 3-d input, got " + shapeToString(*in));

@@ -25,8 +25,7 @@ public:
         kShape_.push_back(shape_[i]), kStride_.push_back(strides[i]);
     }
   }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t nOut = numElements(kShape_), nRed = numElements(rShape_);
@@ -75,32 +74,29 @@ private:
 };
 
 template <ReduceKind K>
-llvm::Expected<std::unique_ptr<OpKernel>> makeReduce(const CallNode &c,
-                                                     const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  std::vector<bool> reduced(in->size(), false);
+llvm::Expected<std::unique_ptr<OpKernel>> makeReduce(const CallNode &c, const CallShapes &io) {
+  std::vector<bool> reduced(io.in.size(), false);
   const AttrValue *dv = c.attrs().find("dim");
   if (!dv || dv->isNone() || dv->asIntVector().empty()) { // dim=[] reduces all, as in PyTorch
-    reduced.assign(in->size(), true);
+    reduced.assign(io.in.size(), true);
   } else {
     for (int64_t d : dv->asIntVector()) {
-      int a = normAxis(d, in->size());
-      if (a < 0 || a >= int(in->size()))
-        return kernelError(c, "dim " + llvm::Twine(d) + " out of range for " + shapeToString(*in));
+      int a = normAxis(d, io.in.size());
+      if (a < 0 || a >= int(io.in.size()))
+        return kernelError(c,
+                           "dim " + llvm::Twine(d) + " out of range for " + shapeToString(io.in));
       reduced[a] = true;
     }
   }
-  return std::unique_ptr<OpKernel>(new ReduceKernel(K, *in, std::move(reduced)));
+  return std::unique_ptr<OpKernel>(new ReduceKernel(K, io.in, std::move(reduced)));
 }
 
 } // namespace
 
-KC_REGISTER_KERNEL(mean, "torch.mean", makeReduce<ReduceKind::Mean>);
-KC_REGISTER_KERNEL(sum, "torch.sum", makeReduce<ReduceKind::Sum>);
-KC_REGISTER_KERNEL(prod, "torch.prod", makeReduce<ReduceKind::Prod>);
-KC_REGISTER_KERNEL(amax, "torch.amax", makeReduce<ReduceKind::Max>);
-KC_REGISTER_KERNEL(amin, "torch.amin", makeReduce<ReduceKind::Min>);
+KC_REGISTER_KERNEL(mean, "torch.mean", withShapes<makeReduce<ReduceKind::Mean>>);
+KC_REGISTER_KERNEL(sum, "torch.sum", withShapes<makeReduce<ReduceKind::Sum>>);
+KC_REGISTER_KERNEL(prod, "torch.prod", withShapes<makeReduce<ReduceKind::Prod>>);
+KC_REGISTER_KERNEL(amax, "torch.amax", withShapes<makeReduce<ReduceKind::Max>>);
+KC_REGISTER_KERNEL(amin, "torch.amin", withShapes<makeReduce<ReduceKind::Min>>);
 
 } // namespace kc::rt

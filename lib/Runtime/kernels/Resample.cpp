@@ -86,8 +86,7 @@ public:
     for (int i = 0; i < 3; ++i)
       out_[i] = int64_t(ax_[i].idx.size()) / ax_[i].T;
   }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t inPlane = in_[0] * in_[1] * in_[2], outPlane = out_[0] * out_[1] * out_[2];
@@ -126,19 +125,11 @@ private:
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeResample(const CallNode &c,
-                                                       const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
-  if (auto e = requireF32(c))
-    return e;
-  if (in->size() < 3 || in->size() > 5 || out->size() != in->size())
-    return kernelError(c, "expects (N, C) and 1 to 3 spatial dims, got " + shapeToString(*in));
-  size_t n = in->size() - 2;
+llvm::Expected<std::unique_ptr<OpKernel>> makeResample(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> &in = io.in, &out = io.out;
+  if (in.size() < 3 || in.size() > 5 || out.size() != in.size())
+    return kernelError(c, "expects (N, C) and 1 to 3 spatial dims, got " + shapeToString(in));
+  size_t n = in.size() - 2;
   std::string m = c.attrs().getString("mode", "nearest");
   Mode mode;
   size_t wantDims = 0; // the spatial dims a mode needs (0: any)
@@ -158,7 +149,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeResample(const CallNode &c,
     return kernelError(c, "mode '" + m + "' is not supported");
   if (wantDims && wantDims != n)
     return kernelError(c, "mode '" + m + "' needs " + llvm::Twine(wantDims) +
-                              " spatial dims, got " + shapeToString(*in));
+                              " spatial dims, got " + shapeToString(in));
   bool align = c.attrs().getBool("align_corners", false);
   std::vector<double> sf = c.attrs().getFloats("scale_factor");
   if (c.attrs().getBool("recompute_scale_factor", false))
@@ -176,12 +167,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeResample(const CallNode &c,
       axes[i] = makeAxis(Mode::Nearest, 1, 1, false, 0);
       continue;
     }
-    int64_t a = (*in)[2 + i - lead], b = (*out)[2 + i - lead];
+    int64_t a = in[2 + i - lead], b = out[2 + i - lead];
     inDims[i] = a;
     axes[i] = makeAxis(mode, a, b, align, sf.empty() ? 0.0 : sf[i - lead]);
   }
-  return std::unique_ptr<OpKernel>(
-      new ResampleKernel((*in)[0] * (*in)[1], inDims, std::move(axes)));
+  return std::unique_ptr<OpKernel>(new ResampleKernel(in[0] * in[1], inDims, std::move(axes)));
 }
 
 } // namespace kc::rt

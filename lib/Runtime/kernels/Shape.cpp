@@ -62,8 +62,7 @@ std::vector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
 class ViewKernel final : public OpKernel {
 public:
   int viewOfInput() const override { return 0; }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     if (out[0]->raw() != in[0]->raw())
       std::memcpy(out[0]->raw(), in[0]->raw(), out[0]->nbytes());
   }
@@ -88,8 +87,7 @@ public:
   StridedKernel(std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset,
                 size_t esize)
       : shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset), esize_(esize) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     stridedCopy(static_cast<const uint8_t *>(in[0]->raw()) + offset_ * esize_,
                 static_cast<uint8_t *>(out[0]->raw()), shape_, strides_, esize_);
   }
@@ -231,8 +229,7 @@ public:
     for (int64_t c : chunk_)
       total_ += c;
   }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     auto *dst = static_cast<uint8_t *>(out[0]->raw());
     parallelFor(outer_, outer_ * total_ > 262144, [&](int64_t o) {
       int64_t pos = 0;
@@ -260,14 +257,12 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConcat(const CallNode &c,
   if (!axis)
     return axis.takeError();
   int64_t outer = axis->second;
+  auto shapes = inputShapes(c, 1);
+  if (!shapes)
+    return shapes.takeError();
   std::vector<int64_t> chunk;
-  auto args = dataArgs(c); // once: inputShape(c, i) collects them on every call
-  for (const ExprNode *a : args) {
-    auto s = staticShape(c, a->type());
-    if (!s)
-      return s.takeError();
-    chunk.push_back(numElements(*s) / std::max<int64_t>(outer, 1));
-  }
+  for (const std::vector<int64_t> &s : *shapes)
+    chunk.push_back(numElements(s) / std::max<int64_t>(outer, 1));
   return std::unique_ptr<OpKernel>(new ConcatKernel(outer, std::move(chunk), elemSize(c)));
 }
 KC_REGISTER_MOVE_KERNEL(cat, "torch.cat", makeConcat);
@@ -279,8 +274,7 @@ class SplitKernel final : public OpKernel {
 public:
   SplitKernel(int64_t outer, int64_t total, std::vector<int64_t> chunk, size_t esize)
       : outer_(outer), total_(total), chunk_(std::move(chunk)), esize_(esize) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     auto *src = static_cast<const uint8_t *>(in[0]->raw());
     parallelFor(outer_, outer_ * total_ > 262144, [&](int64_t o) {
       int64_t pos = 0;

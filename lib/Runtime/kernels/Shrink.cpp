@@ -16,8 +16,7 @@ enum class Shrink { Hard, Soft, Threshold };
 template <Shrink K> class ShrinkKernel final : public OpKernel {
 public:
   ShrinkKernel(float a, float b) : a_(a), b_(b) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const float a = a_, b = b_;
@@ -43,8 +42,6 @@ private:
 template <Shrink K>
 llvm::Expected<std::unique_ptr<OpKernel>> makeShrink(const CallNode &c,
                                                      const KernelBuildContext &) {
-  if (auto e = requireF32(c))
-    return e;
   float a = float(K == Shrink::Threshold ? c.attrs().getFloat("threshold", 0.0)
                                          : c.attrs().getFloat("lambd", 0.5));
   float b = float(c.attrs().getFloat("value", 0.0));
@@ -61,8 +58,7 @@ class RuntimePReluKernel final : public OpKernel {
 public:
   RuntimePReluKernel(int64_t outer, int64_t channels, int64_t inner)
       : outer_(outer), channels_(channels), inner_(inner) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>(), *w = in[1]->data<float>();
     float *y = out[0]->data<float>();
     bool shared = in[1]->numel() == 1;
@@ -88,8 +84,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRuntimePRelu(const CallNode &c,
   auto w = inputShape(c, 1);
   if (!w)
     return w.takeError();
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
   int64_t C = s->size() >= 2 ? (*s)[1] : 1, nw = numElements(*w);
   if (w->size() > 1 || (nw != 1 && nw != C))
     return kernelError(c, "weight " + shapeToString(*w) + " is neither one slope nor one per " +

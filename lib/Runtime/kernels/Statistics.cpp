@@ -1,4 +1,4 @@
-//===- Statistics.cpp - logsumexp, std, var, norm; max/min of all ---------===//
+//===- Statistics.cpp - logsumexp, std, var, norm -------------------------===//
 //
 // Reductions over any set of dims (ReduceLayout), accumulated in double:
 // logsumexp subtracts the maximum first; std and var take the mean first
@@ -15,14 +15,13 @@
 namespace kc::rt {
 namespace {
 
-enum class Stat { LogSumExp, Std, Var, Norm, Max, Min };
+enum class Stat { LogSumExp, Std, Var, Norm };
 
 class StatKernel final : public OpKernel {
 public:
   StatKernel(Stat s, ReduceLayout l, double p, bool unbiased)
       : s_(s), l_(std::move(l)), p_(p), unbiased_(unbiased) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t nOut = int64_t(l_.kept.size()), nRed = int64_t(l_.reduced.size());
@@ -36,17 +35,6 @@ public:
 private:
   double reduce(const float *b, const int64_t *red, int64_t n) const {
     switch (s_) {
-    case Stat::Max:
-    case Stat::Min: {
-      float m = b[red[0]];
-      for (int64_t r = 1; r < n; ++r) {
-        float v = b[red[r]];
-        if (std::isnan(v))
-          return v;
-        m = s_ == Stat::Max ? std::max(m, v) : std::min(m, v);
-      }
-      return m;
-    }
     case Stat::LogSumExp: {
       double m = -INFINITY;
       for (int64_t r = 0; r < n; ++r)
@@ -109,19 +97,8 @@ private:
 };
 
 template <Stat S>
-llvm::Expected<std::unique_ptr<OpKernel>> makeStat(const CallNode &c, const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  if (auto e = requireF32(c))
-    return e;
-  // logsumexp, std, var and norm of nothing are -inf, NaN, NaN and 0, as
-  // in PyTorch; a maximum or minimum of nothing type inference refuses.
-  if ((S == Stat::Max || S == Stat::Min) && numElements(*in) == 0)
-    return kernelError(c, "reduces an empty tensor");
+llvm::Expected<std::unique_ptr<OpKernel>> makeStat(const CallNode &c, const CallShapes &io) {
   std::vector<int64_t> dims = dimList(c);
-  if ((S == Stat::Max || S == Stat::Min) && !dims.empty())
-    return kernelError(c, "with a dim this op has its own kernel");
   double p = 2;
   if (S == Stat::Norm) {
     const AttrValue *pv = c.attrs().find("p");
@@ -138,29 +115,19 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeStat(const CallNode &c, const Kern
     if (p < 0 && !std::isinf(p))
       return kernelError(c, "negative p is not supported");
   }
-  auto l = ReduceLayout::make(c, *in, dims);
+  auto l = ReduceLayout::make(c, io.in, dims);
   if (!l)
     return l.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
-  if (numElements(*out) != int64_t(l->kept.size()))
+  if (numElements(io.out) != int64_t(l->kept.size()))
     return kernelError(c, "the result type does not match the reduced dims");
   return std::unique_ptr<OpKernel>(
       new StatKernel(S, std::move(*l), p, c.attrs().getBool("unbiased", true)));
 }
 
-KC_REGISTER_KERNEL(logsumexp, "torch.logsumexp", makeStat<Stat::LogSumExp>);
-KC_REGISTER_KERNEL(std_, "torch.std", makeStat<Stat::Std>);
-KC_REGISTER_KERNEL(var, "torch.var", makeStat<Stat::Var>);
-KC_REGISTER_KERNEL(norm, "torch.norm", makeStat<Stat::Norm>);
+KC_REGISTER_KERNEL(logsumexp, "torch.logsumexp", withShapes<makeStat<Stat::LogSumExp>>);
+KC_REGISTER_KERNEL(std_, "torch.std", withShapes<makeStat<Stat::Std>>);
+KC_REGISTER_KERNEL(var, "torch.var", withShapes<makeStat<Stat::Var>>);
+KC_REGISTER_KERNEL(norm, "torch.norm", withShapes<makeStat<Stat::Norm>>);
 
 } // namespace
-
-/// torch.max / torch.min of all elements (ArgReduce.cpp takes the dim form).
-llvm::Expected<std::unique_ptr<OpKernel>> makeExtremeOfAll(const CallNode &c, bool isMax,
-                                                           const KernelBuildContext &ctx) {
-  return isMax ? makeStat<Stat::Max>(c, ctx) : makeStat<Stat::Min>(c, ctx);
-}
-
 } // namespace kc::rt

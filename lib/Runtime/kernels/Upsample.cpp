@@ -40,8 +40,7 @@ public:
     axis(W, OW, rw, w0_, w1_, lw_);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     // Locals, not members, in the loops: the compiler then knows the
@@ -97,21 +96,17 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample2d(const CallNode &c, cons
 
 /// 4-d nearest and bilinear run here; every other mode and rank on the
 /// general kernel (Resample.cpp).
-llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c,
-                                                       const KernelBuildContext &ctx) {
+llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample(const CallNode &c, const CallShapes &io) {
   if (auto e = refuseAntialias(c))
     return e;
-  auto io = callShapes(c);
-  if (!io)
-    return io.takeError();
   std::string mode = c.attrs().getString("mode", "nearest");
-  if (io->in.size() != 4 || io->out.size() != 4 || (mode != "nearest" && mode != "bilinear"))
-    return makeResample(c, ctx);
-  return makeUpsample2d(c, *io);
+  if (io.in.size() != 4 || io.out.size() != 4 || (mode != "nearest" && mode != "bilinear"))
+    return makeResample(c, io);
+  return makeUpsample2d(c, io);
 }
 
 } // namespace
 
-KC_REGISTER_KERNEL(upsample, "nn.Upsample", makeUpsample);
+KC_REGISTER_KERNEL(upsample, "nn.Upsample", withShapes<makeUpsample>);
 
 } // namespace kc::rt

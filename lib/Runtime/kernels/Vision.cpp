@@ -48,8 +48,7 @@ public:
                  float scale, int64_t ratio, bool aligned)
       : N_(N), C_(C), H_(H), W_(W), K_(K), OH_(OH), OW_(OW), scale_(scale), ratio_(ratio),
         aligned_(aligned) {}
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>(), *rois = in[1]->data<float>();
     float *y = out[0]->data<float>();
     const float off = aligned_ ? 0.5f : 0.f;
@@ -90,29 +89,21 @@ private:
   bool aligned_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeRoiAlign(const CallNode &c,
-                                                       const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
+llvm::Expected<std::unique_ptr<OpKernel>> makeRoiAlign(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> &in = io.in, &out = io.out;
   auto rois = inputShape(c, 1);
   if (!rois)
     return rois.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
-  if (auto e = requireF32(c, {0, 1}))
-    return e;
-  if (in->size() != 4 || rois->size() != 2 || (*rois)[1] != 5 || out->size() != 4)
+  if (in.size() != 4 || rois->size() != 2 || (*rois)[1] != 5 || out.size() != 4)
     return kernelError(c, "expects (N, C, H, W) and (K, 5) boxes");
-  if ((*in)[2] == 0 || (*in)[3] == 0)
-    return kernelError(c, "the input " + shapeToString(*in) + " has no pixel to sample");
+  if (in[2] == 0 || in[3] == 0)
+    return kernelError(c, "the input " + shapeToString(in) + " has no pixel to sample");
   return std::unique_ptr<OpKernel>(new RoiAlignKernel(
-      (*in)[0], (*in)[1], (*in)[2], (*in)[3], (*rois)[0], (*out)[2], (*out)[3],
+      in[0], in[1], in[2], in[3], (*rois)[0], out[2], out[3],
       float(c.attrs().getFloat("spatial_scale", 1.0)), c.attrs().getInt("sampling_ratio", -1),
       c.attrs().getBool("aligned", false)));
 }
-KC_REGISTER_KERNEL(roi_align, "torchvision.ops.RoIAlign", makeRoiAlign);
+KC_REGISTER_KERNEL(roi_align, "torchvision.ops.RoIAlign", withShapes<makeRoiAlign>);
 
 /// torchvision's deformable-convolution sampler: 0 beyond one pixel
 /// outside, each corner read only where it is inside. A NaN position
@@ -141,8 +132,7 @@ public:
   size_t workspaceBytes() const override {
     return size_t(g_.C * g_.KH * g_.KW * g_.OH * g_.OW) * sizeof(float);
   }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const Dims &g = g_;
     const float *x = in[0]->data<float>(), *offset = in[1]->data<float>();
     const float *mask = masked_ ? in[2]->data<float>() : nullptr;
@@ -184,56 +174,40 @@ private:
   bool masked_;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeDeformConv(const CallNode &c,
-                                                         const KernelBuildContext &) {
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto off = inputShape(c, 1);
-  if (!off)
-    return off.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
-  size_t n = dataArgs(c).size();
-  for (size_t i = 0; i < n; ++i)
-    if (auto e = requireF32(c, {i}))
-      return e;
-  auto w = weightTensor(c, "weight", true, WeightUse::ReadOnly);
-  if (!w)
-    return w.takeError();
-  auto b = weightTensor(c, "bias", false, WeightUse::ReadOnly);
-  if (!b)
-    return b.takeError();
-  if (in->size() != 4 || w->rank() != 4 || off->size() != 4 || out->size() != 4)
+llvm::Expected<std::unique_ptr<OpKernel>> makeDeformConv(const CallNode &c, const CallShapes &io) {
+  const std::vector<int64_t> &in = io.in, &out = io.out;
+  auto args = inputShapes(c, 2); // the input, the offsets and perhaps a mask
+  if (!args)
+    return args.takeError();
+  const std::vector<int64_t> &off = (*args)[1];
+  bool masked = args->size() > 2;
+  Tensor w, b;
+  if (llvm::Error e = takeWeights(
+          c, {{"weight", &w, true, WeightUse::ReadOnly}, {"bias", &b, false, WeightUse::ReadOnly}}))
+    return std::move(e);
+  if (in.size() != 4 || w.rank() != 4 || off.size() != 4 || out.size() != 4)
     return kernelError(c, "expects 4-d input, offset and weight");
   auto s = intsN(c, "stride", 2, {1, 1}), p = intsN(c, "padding", 2, {0, 0}),
        d = intsN(c, "dilation", 2, {1, 1});
   if (s.size() != 2 || p.size() != 2 || d.size() != 2)
     return kernelError(c, "malformed stride, padding or dilation");
-  DeformConvKernel::Dims g{(*in)[0],  (*in)[1],  (*in)[2],  (*in)[3],
-                           (*out)[1], (*out)[2], (*out)[3], w->dim(2),
-                           w->dim(3), s[0],      s[1],      p[0],
-                           p[1],      d[0],      d[1],      c.attrs().getInt("groups", 1),
-                           1};
+  DeformConvKernel::Dims g{
+      in[0],    in[1], in[2], in[3], out[1], out[2], out[3], w.dim(2),
+      w.dim(3), s[0],  s[1],  p[0],  p[1],   d[0],   d[1],   c.attrs().getInt("groups", 1),
+      1};
   int64_t T = g.KH * g.KW;
-  if (g.G <= 0 || g.C % g.G || g.OC % g.G || w->dim(1) != g.C / g.G || w->dim(0) != g.OC)
-    return kernelError(c, "weight " + shapeToString(w->shape()) + " does not match the channels");
-  if ((*off)[1] % (2 * T) || (*off)[2] != g.OH || (*off)[3] != g.OW)
-    return kernelError(c, "offset " + shapeToString(*off) + " does not match the kernel");
-  g.OG = (*off)[1] / (2 * T);
+  if (g.G <= 0 || g.C % g.G || g.OC % g.G || w.dim(1) != g.C / g.G || w.dim(0) != g.OC)
+    return kernelError(c, "weight " + shapeToString(w.shape()) + " does not match the channels");
+  if (off[1] % (2 * T) || off[2] != g.OH || off[3] != g.OW)
+    return kernelError(c, "offset " + shapeToString(off) + " does not match the kernel");
+  g.OG = off[1] / (2 * T);
   if (g.OG <= 0 || g.C % g.OG)
     return kernelError(c, "the offset groups do not divide the channels");
-  if (n > 2) {
-    auto m = inputShape(c, 2);
-    if (!m)
-      return m.takeError();
-    if (*m != std::vector<int64_t>{g.N, g.OG * T, g.OH, g.OW})
-      return kernelError(c, "mask " + shapeToString(*m) + " does not match the offsets");
-  }
-  return std::unique_ptr<OpKernel>(new DeformConvKernel(g, std::move(*w), std::move(*b), n > 2));
+  if (masked && (*args)[2] != std::vector<int64_t>{g.N, g.OG * T, g.OH, g.OW})
+    return kernelError(c, "mask " + shapeToString((*args)[2]) + " does not match the offsets");
+  return std::unique_ptr<OpKernel>(new DeformConvKernel(g, std::move(w), std::move(b), masked));
 }
-KC_REGISTER_KERNEL(deform_conv2d, "torchvision.ops.DeformConv2d", makeDeformConv);
+KC_REGISTER_KERNEL(deform_conv2d, "torchvision.ops.DeformConv2d", withShapes<makeDeformConv>);
 
 } // namespace
 } // namespace kc::rt

@@ -10,37 +10,44 @@
 
 #include <immintrin.h>
 
+/// The register type, the lane count and the operations of Lanes.h that
+/// AVX2 and AVX-512 spell alike but for the intrinsics' prefix P (_mm256,
+/// _mm512) and the register width W: one source for both.
+#define KC_UK_X86_LANE_OPS(P, W)                                                                   \
+  using V = __m##W;                                                                                \
+  static constexpr int kLanes = W / 32;                                                            \
+  static KC_UK_INLINE V zero() { return P##_setzero_ps(); }                                        \
+  static KC_UK_INLINE V set1(float x) { return P##_set1_ps(x); }                                   \
+  static KC_UK_INLINE V load(const float *p) { return P##_loadu_ps(p); }                           \
+  static KC_UK_INLINE void store(float *p, V a) { P##_storeu_ps(p, a); }                           \
+  static KC_UK_INLINE V add(V a, V b) { return P##_add_ps(a, b); }                                 \
+  static KC_UK_INLINE V sub(V a, V b) { return P##_sub_ps(a, b); }                                 \
+  static KC_UK_INLINE V mul(V a, V b) { return P##_mul_ps(a, b); }                                 \
+  static KC_UK_INLINE V div(V a, V b) { return P##_div_ps(a, b); }                                 \
+  static KC_UK_INLINE V fma(V a, V b, V c) { return P##_fmadd_ps(a, b, c); }                       \
+  static KC_UK_INLINE V fnma(V a, V b, V c) { return P##_fnmadd_ps(a, b, c); }                     \
+  static KC_UK_INLINE V max(V a, V b) { return P##_max_ps(a, b); }                                 \
+  static KC_UK_INLINE V min(V a, V b) { return P##_min_ps(a, b); }                                 \
+  /* 2^k for integral k: k + 127 in the exponent bits. */                                          \
+  static KC_UK_INLINE V pow2(V k) {                                                                \
+    __m##W##i e = P##_add_epi32(P##_cvtps_epi32(k), P##_set1_epi32(127));                          \
+    return P##_castsi##W##_ps(P##_slli_epi32(e, 23));                                              \
+  }
+
 namespace kc::uk::KC_UK_ISA {
 
 struct Avx2 {
-  static constexpr int kLanes = 8;
+  KC_UK_X86_LANE_OPS(_mm256, 256)
+  static KC_UK_INLINE V broadcast(const float *p) { return _mm256_broadcast_ss(p); }
   static constexpr bool kFastMasks = false;
   using Narrow = Avx2;
-  using V = __m256;
 
-  static KC_UK_INLINE V zero() { return _mm256_setzero_ps(); }
-  static KC_UK_INLINE V set1(float x) { return _mm256_set1_ps(x); }
-  static KC_UK_INLINE V load(const float *p) { return _mm256_loadu_ps(p); }
-  static KC_UK_INLINE V broadcast(const float *p) { return _mm256_broadcast_ss(p); }
-  static KC_UK_INLINE void store(float *p, V a) { _mm256_storeu_ps(p, a); }
-  static KC_UK_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static KC_UK_INLINE V sub(V a, V b) { return _mm256_sub_ps(a, b); }
-  static KC_UK_INLINE V mul(V a, V b) { return _mm256_mul_ps(a, b); }
-  static KC_UK_INLINE V div(V a, V b) { return _mm256_div_ps(a, b); }
-  static KC_UK_INLINE V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static KC_UK_INLINE V fnma(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
-  static KC_UK_INLINE V max(V a, V b) { return _mm256_max_ps(a, b); }
-  static KC_UK_INLINE V min(V a, V b) { return _mm256_min_ps(a, b); }
   static KC_UK_INLINE V maxNaN(V m, V x) {
     // maxps returns its second operand when either is NaN.
     return _mm256_blendv_ps(_mm256_max_ps(m, x), m, _mm256_cmp_ps(m, m, _CMP_UNORD_Q));
   }
   static KC_UK_INLINE V selectPositive(V x, V ifPositive, V otherwise) {
     return _mm256_blendv_ps(otherwise, ifPositive, _mm256_cmp_ps(x, zero(), _CMP_GT_OQ));
-  }
-  static KC_UK_INLINE V pow2(V k) {
-    __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
   }
   static KC_UK_INLINE V evenLanes(V a, V c) {
     __m256 t = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0));

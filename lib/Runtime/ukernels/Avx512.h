@@ -19,34 +19,17 @@
 namespace kc::uk::KC_UK_ISA {
 
 struct Avx512 {
-  static constexpr int kLanes = 16;
+  using Mask = __mmask16;
+  KC_UK_X86_LANE_OPS(_mm512, 512)
+  static KC_UK_INLINE V broadcast(const float *p) { return _mm512_set1_ps(*p); }
   static constexpr bool kFastMasks = true;
   using Narrow = Avx2;
-  using V = __m512;
-  using Mask = __mmask16;
 
-  static KC_UK_INLINE V zero() { return _mm512_setzero_ps(); }
-  static KC_UK_INLINE V set1(float x) { return _mm512_set1_ps(x); }
-  static KC_UK_INLINE V load(const float *p) { return _mm512_loadu_ps(p); }
-  static KC_UK_INLINE V broadcast(const float *p) { return _mm512_set1_ps(*p); }
-  static KC_UK_INLINE void store(float *p, V a) { _mm512_storeu_ps(p, a); }
-  static KC_UK_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
-  static KC_UK_INLINE V sub(V a, V b) { return _mm512_sub_ps(a, b); }
-  static KC_UK_INLINE V mul(V a, V b) { return _mm512_mul_ps(a, b); }
-  static KC_UK_INLINE V div(V a, V b) { return _mm512_div_ps(a, b); }
-  static KC_UK_INLINE V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  static KC_UK_INLINE V fnma(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
-  static KC_UK_INLINE V max(V a, V b) { return _mm512_max_ps(a, b); }
-  static KC_UK_INLINE V min(V a, V b) { return _mm512_min_ps(a, b); }
   static KC_UK_INLINE V maxNaN(V m, V x) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(m, m, _CMP_UNORD_Q), _mm512_max_ps(m, x), m);
   }
   static KC_UK_INLINE V selectPositive(V x, V ifPositive, V otherwise) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, zero(), _CMP_GT_OQ), otherwise, ifPositive);
-  }
-  static KC_UK_INLINE V pow2(V k) {
-    __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
   }
   static KC_UK_INLINE V evenLanes(V a, V c) {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);

@@ -35,27 +35,22 @@ public:
 
   void runConv(const float *x, float *y, float *ws) const override {
     const ConvGeometry &g = g_;
-    const float *bias = w_.bias();
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
     const int threads = std::min(omp_get_max_threads(), threads_);
-    for (int64_t n = 0; n < g.N; ++n)
-      for (int64_t grp = 0; grp < g.G; ++grp) {
-        const float *xg = x + (n * g.C + grp * Cg) * g.H * g.W;
-        float *yg = y + (n * g.OC + grp * OCg) * HW;
-        const float *bg = bias ? bias + grp * OCg : nullptr;
-        const float *wg = w_.w.data<float>() + grp * OCg * K;
-        if (threads > 1 && blocks_ >= choice_.minBlocksPerThread * threads) {
-          blockedGemm(xg, yg, wg, bg, ws, threads);
-          continue;
-        }
-        const float *B = xg;
-        if (!g.pointwise()) {
-          im2col(xg, ws, Cg, g, 0, g.OH, true);
-          B = ws;
-        }
-        sgemm(false, false, OCg, HW, K, 1.f, wg, K, B, HW, 0.f, yg, HW);
-        biasActivation(yg, OCg, HW, bg, act_, slope_);
+    forEachGroup(x, y, [&](const float *xg, float *yg, const float *bg, int64_t grp) {
+      const float *wg = w_.w.data<float>() + grp * OCg * K;
+      if (threads > 1 && blocks_ >= choice_.minBlocksPerThread * threads) {
+        blockedGemm(xg, yg, wg, bg, ws, threads);
+        return;
       }
+      const float *B = xg;
+      if (!g.pointwise()) {
+        im2col(xg, ws, Cg, g, 0, g.OH, true);
+        B = ws;
+      }
+      sgemm(false, false, OCg, HW, K, 1.f, wg, K, B, HW, 0.f, yg, HW);
+      biasActivation(yg, OCg, HW, bg, act_, slope_);
+    });
   }
 
 private:

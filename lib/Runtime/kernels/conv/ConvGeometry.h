@@ -45,13 +45,23 @@ struct ConvWeights {
 class ConvKernel : public FusableKernel {
 public:
   ConvKernel(const ConvGeometry &g, ConvWeights w);
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const final {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const final {
     runConv(in[0]->data<float>(), out[0]->data<float>(), static_cast<float *>(ctx.workspace));
   }
 
 protected:
   virtual void runConv(const float *x, float *y, float *ws) const = 0;
+
+  /// Calls f(xg, yg, bg, grp) for each image and group: the group's input
+  /// planes, output planes and bias (null without one).
+  template <class F> void forEachGroup(const float *x, float *y, F &&f) const {
+    const ConvGeometry &g = g_;
+    const float *bias = w_.bias();
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t grp = 0; grp < g.G; ++grp)
+        f(x + (n * g.C + grp * g.Cg()) * g.H * g.W, y + (n * g.OC + grp * g.OCg()) * g.outputs(),
+          bias ? bias + grp * g.OCg() : nullptr, grp);
+  }
 
   ConvGeometry g_;
   ConvWeights w_;

@@ -50,8 +50,7 @@ public:
     return size_t(g.C / g.G * g.taps() * g.outPlane()) * sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     const float *w =
         w_.weightInput >= 0 ? in[w_.weightInput]->data<float>() : w_.weight.data<float>();
@@ -188,18 +187,14 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
   llvm::StringRef op = c.calleeName();
   bool transposed = op.contains("ranspose");
   bool functional = op.startswith("F.");
-  auto in = inputShape(c, 0);
-  if (!in)
-    return in.takeError();
-  auto out = outputShape(c);
-  if (!out)
-    return out.takeError();
-  if (auto e = requireF32(c))
-    return e;
+  auto io = callShapes(c);
+  if (!io)
+    return io.takeError();
+  const std::vector<int64_t> &in = io->in, &out = io->out;
   size_t n = op.contains("3d") ? 3 : op.contains("2d") ? 2 : 1;
-  if (in->size() != n + 2 || out->size() != n + 2)
+  if (in.size() != n + 2 || out.size() != n + 2)
     return kernelError(c, "expects a batched input of " + llvm::Twine(n + 2) + " dims, got " +
-                              shapeToString(*in));
+                              shapeToString(in));
   OperandWeights w;
   std::vector<int64_t> wshape;
   if (functional) {
@@ -213,11 +208,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
     if (!ws)
       return ws.takeError();
     wshape = *ws;
-    if (auto e = requireF32(c, {size_t(w.weightInput)}))
-      return e;
-    if (w.biasInput >= 0)
-      if (auto e = requireF32(c, {size_t(w.biasInput)}))
-        return e;
   } else {
     auto wt = weightTensor(c, "weight", true, WeightUse::ReadOnly);
     if (!wt)
@@ -230,7 +220,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
     w.bias = std::move(*bt);
   }
   ConvDims g;
-  g.N = (*in)[0], g.C = (*in)[1], g.OC = (*out)[1], g.G = c.attrs().getInt("groups", 1);
+  g.N = in[0], g.C = in[1], g.OC = out[1], g.G = c.attrs().getInt("groups", 1);
   if (g.G <= 0 || g.C % g.G || g.OC % g.G)
     return kernelError(c, "groups=" + llvm::Twine(g.G) + " does not divide the channels");
   if (wshape.size() != n + 2)
@@ -262,7 +252,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
   for (size_t i = 0; i < n; ++i) {
     if (s[i] <= 0 || d[i] <= 0 || p[i] < 0)
       return kernelError(c, "stride and dilation must be positive, padding not negative");
-    g.in[lead + i] = (*in)[2 + i], g.out[lead + i] = (*out)[2 + i];
+    g.in[lead + i] = in[2 + i], g.out[lead + i] = out[2 + i];
     g.k[lead + i] = k[i], g.s[lead + i] = s[i], g.p[lead + i] = p[i], g.d[lead + i] = d[i];
   }
   if (functional && w.biasInput >= 0) {

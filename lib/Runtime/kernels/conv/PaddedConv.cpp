@@ -26,8 +26,7 @@ public:
   }
   /// The convolution's epilogue takes the activation after it.
   bool fuseActivation(const Activation &a) override { return conv_->fuseActivation(a); }
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     Tensor padded = Tensor::view(DType::F32, padded_, ctx.workspace);
     ExecContext rest;
     rest.workspace = static_cast<uint8_t *>(ctx.workspace) + padBytes_;

@@ -30,25 +30,21 @@ public:
     const ConvGeometry &g = g_;
     const Tensor &packed =
         packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, g, false); });
-    const float *bias = w_.bias();
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
     float *offsets = strips + stripsFloats();
-    for (int64_t n = 0; n < g.N; ++n)
-      for (int64_t grp = 0; grp < g.G; ++grp) {
-        const float *xg = x + (n * g.C + grp * Cg) * g.H * g.W;
-        float *yg = y + (n * g.OC + grp * OCg) * HW;
-        const float *A = packed.data<float>() + grp * packedSize(OCg, K);
-        if (g.pointwise()) {
-          gemmPackedFewColumns(A, OCg, K, xg, HW, HW, yg, HW, strips);
-        } else {
-          auto strip = [&](int64_t n0, int64_t cols, float *o) {
-            float *mine = offsets + omp_get_thread_num() * offsetsFloats();
-            gatherPatchStrip(xg, Cg, g, n0, cols, o, mine);
-          };
-          gemmPackedFewColumns(A, OCg, K, HW, strip, yg, HW, strips, threads_);
-        }
-        biasActivation(yg, OCg, HW, bias ? bias + grp * OCg : nullptr, act_, slope_);
+    forEachGroup(x, y, [&](const float *xg, float *yg, const float *bg, int64_t grp) {
+      const float *A = packed.data<float>() + grp * packedSize(OCg, K);
+      if (g.pointwise()) {
+        gemmPackedFewColumns(A, OCg, K, xg, HW, HW, yg, HW, strips);
+      } else {
+        auto strip = [&](int64_t n0, int64_t cols, float *o) {
+          float *mine = offsets + omp_get_thread_num() * offsetsFloats();
+          gatherPatchStrip(xg, Cg, g, n0, cols, o, mine);
+        };
+        gemmPackedFewColumns(A, OCg, K, HW, strip, yg, HW, strips, threads_);
       }
+      biasActivation(yg, OCg, HW, bg, act_, slope_);
+    });
   }
 
 private:

@@ -34,30 +34,25 @@ public:
     const ConvGeometry &g = g_;
     const Tensor &packed =
         packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, g, true); });
-    const float *bias = w_.bias();
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
     float *split = blocks + stripScratchFloats(K, threads_);
     const bool parallel = std::min(omp_get_max_threads(), threads_) > 1;
-    for (int64_t n = 0; n < g.N; ++n)
-      for (int64_t grp = 0; grp < g.G; ++grp) {
-        const float *xg = x + (n * g.C + grp * Cg) * g.H * g.W;
-        float *yg = y + (n * g.OC + grp * OCg) * HW;
-        const float *bg = bias ? bias + grp * OCg : nullptr;
-        const float *A = packed.data<float>() + grp * stripPackedSize(OCg, K);
-        if (g.pointwise()) {
-          gemmStrips(A, OCg, K, xg, HW, HW, yg, HW, bg, act_, slope_, &schedules_, blocks);
-          continue;
-        }
-        const float *src = xg;
-        if (choice_.splitColumns) {
-          splitColumns(xg, split, Cg * g.H, g.W, parallel);
-          src = split;
-        }
-        auto patches = [&](int64_t n0, int64_t cols, float *block) {
-          gatherPatches(src, block, kStripBlockLd, 0, Cg, g, n0, cols, choice_.splitColumns);
-        };
-        gemmStrips(A, OCg, K, HW, patches, yg, HW, bg, act_, slope_, &schedules_, blocks);
+    forEachGroup(x, y, [&](const float *xg, float *yg, const float *bg, int64_t grp) {
+      const float *A = packed.data<float>() + grp * stripPackedSize(OCg, K);
+      if (g.pointwise()) {
+        gemmStrips(A, OCg, K, xg, HW, HW, yg, HW, bg, act_, slope_, &schedules_, blocks);
+        return;
       }
+      const float *src = xg;
+      if (choice_.splitColumns) {
+        splitColumns(xg, split, Cg * g.H, g.W, parallel);
+        src = split;
+      }
+      auto patches = [&](int64_t n0, int64_t cols, float *block) {
+        gatherPatches(src, block, kStripBlockLd, 0, Cg, g, n0, cols, choice_.splitColumns);
+      };
+      gemmStrips(A, OCg, K, HW, patches, yg, HW, bg, act_, slope_, &schedules_, blocks);
+    });
   }
 
   /// A 1×1 layer takes the depthwise layer after it when chooseBands says

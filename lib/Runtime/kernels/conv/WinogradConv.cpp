@@ -56,8 +56,7 @@ public:
            sizeof(float);
   }
 
-  void run(llvm::ArrayRef<const Tensor *> in, llvm::ArrayRef<Tensor *> out,
-           ExecContext &ctx) const override {
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const Tensor &U = U_.get([&](const Tensor &weight) { return transformFilters(weight); });
     float *V = static_cast<float *>(ctx.workspace); // [36][C][T], planes vStride_ apart
     float *M = V + 36 * vStride_;                   // [36][OC][T], planes mStride_ apart
