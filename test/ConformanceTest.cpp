@@ -22,6 +22,7 @@
 #include "kc/Support/Npy.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <doctest/doctest.h>
@@ -67,10 +68,30 @@ struct Outcome {
 /// classifiers with their N(0, 0.01) initialization give).
 enum class Tolerance { Absolute, ScaledToOutput };
 
-/// Runs one model on `threads` threads (0: the default), with the default
-/// -O pipeline first if `optimize`.
+Outcome runModelOn(const std::string &dir, std::vector<rt::Tensor> inputs,
+                   const std::string &expectedDir, bool optimize, int threads, Tolerance tol);
+
+/// Runs one model on its in*.npy on `threads` threads (0: the default),
+/// with the default -O pipeline first if `optimize`.
 Outcome runModel(const std::string &dir, bool optimize, int threads = 0,
                  Tolerance tol = Tolerance::Absolute) {
+  std::vector<rt::Tensor> inputs;
+  for (const std::string &p : numbered(dir, "in")) {
+    auto a = readNpy(p);
+    if (!a) {
+      Outcome r;
+      r.error = llvm::toString(a.takeError());
+      return r;
+    }
+    inputs.push_back(toTensor(*a));
+  }
+  return runModelOn(dir, std::move(inputs), dir, optimize, threads, tol);
+}
+
+/// Runs the model of `dir` on `inputs` and compares with the out*.npy of
+/// `expectedDir`.
+Outcome runModelOn(const std::string &dir, std::vector<rt::Tensor> inputs,
+                   const std::string &expectedDir, bool optimize, int threads, Tolerance tol) {
   Outcome r;
   auto failed = [&](llvm::Error e) {
     r.error = llvm::toString(std::move(e));
@@ -96,17 +117,10 @@ Outcome runModel(const std::string &dir, bool optimize, int threads = 0,
   auto cm = rt::CompiledModel::compile(**m, opts);
   if (!cm)
     return failed(cm.takeError());
-  std::vector<rt::Tensor> inputs;
-  for (const std::string &p : numbered(dir, "in")) {
-    auto a = readNpy(p);
-    if (!a)
-      return failed(a.takeError());
-    inputs.push_back(toTensor(*a));
-  }
   auto outs = (*cm)->run(inputs);
   if (!outs)
     return failed(outs.takeError());
-  auto expected = numbered(dir, "out");
+  auto expected = numbered(expectedDir, "out");
   if (expected.size() != outs->size()) {
     r.error =
         std::to_string(outs->size()) + " outputs, PyTorch has " + std::to_string(expected.size());
@@ -240,6 +254,59 @@ TEST_CASE("conformance: the zoo miniatures in test/zoo match PyTorch, with and w
     MESSAGE(name << ": worst |a-b| = " << plain << " (no passes), " << optimized << " (-O), "
                  << oneThread << " (-O, 1 thread), largest |b| = " << one.scale);
   }
+}
+
+/// Element i of input `salt` of a shapes pair: the values
+/// test/shapes/make_pairs.py gives PyTorch, exactly (24-bit integers
+/// scaled by a power of two).
+rt::Tensor hashedInput(const rt::Shape &shape, uint64_t salt) {
+  rt::Tensor t = rt::Tensor::empty(DType::F32, shape);
+  float *p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    uint32_t h = uint32_t((uint64_t(i) + salt * 7919) * 2654435761u);
+    p[i] = float(h >> 8) / float(1 << 23) - 1.f;
+  }
+  return t;
+}
+
+TEST_CASE("conformance: reference models at other input shapes match PyTorch") {
+  KC_SKIP_UNLESS_DIR(test::modelsDir(), "KC_MODELS_DIR");
+  std::string root = std::string(KC_SOURCE_DIR) + "/test/shapes";
+  auto list = llvm::MemoryBuffer::getFile(root + "/pairs.txt");
+  REQUIRE(list);
+  llvm::SmallVector<llvm::StringRef, 16> lines;
+  (*list)->getBuffer().split(lines, '\n');
+  int pairs = 0;
+  for (llvm::StringRef line : lines) {
+    line = line.split('#').first.trim();
+    if (line.empty())
+      continue;
+    llvm::SmallVector<llvm::StringRef, 4> words;
+    line.split(words, ' ', -1, false);
+    REQUIRE(words.size() >= 2);
+    std::string name = words[0].str(), pair = name;
+    std::vector<rt::Tensor> inputs;
+    for (size_t k = 1; k < words.size(); ++k) {
+      rt::Shape shape;
+      llvm::SmallVector<llvm::StringRef, 6> dims;
+      words[k].split(dims, 'x');
+      for (llvm::StringRef d : dims)
+        shape.push_back(std::stoll(d.str()));
+      inputs.push_back(hashedInput(shape, k - 1));
+      pair += "-" + words[k].str();
+    }
+    INFO("pair " << pair);
+    std::string dir = test::modelsDir() + "/" + name;
+    auto run = [&](bool optimize, int threads) {
+      return runModelOn(dir, inputs, root + "/" + pair, optimize, threads, Tolerance::Absolute);
+    };
+    double plain = expectMatch(run(false, 0), "no passes");
+    double optimized = expectMatch(run(true, 1), "-O, 1 thread");
+    MESSAGE(pair << ": worst |a-b| = " << plain << " (no passes), " << optimized
+                 << " (-O, 1 thread)");
+    ++pairs;
+  }
+  CHECK(pairs >= 8);
 }
 
 TEST_CASE("conformance: zero-size fixtures match PyTorch, with and without -O") {

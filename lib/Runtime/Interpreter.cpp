@@ -2,12 +2,15 @@
 #include "kc/Runtime/Interpreter.h"
 #include "kc/IR/Functor.h"
 #include "kc/IR/OpCost.h"
+#include "kc/IR/Specialize.h"
 #include "kc/Runtime/Schedule.h"
 #include "kc/Support/Quote.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cblas.h>
 #include <chrono>
 #include <cstring>
@@ -124,15 +127,17 @@ private:
 
 } // namespace
 
-/// The compiled model: the schedule and its memory plan, shared by every
-/// run, and the buffers of a run.
-struct CompiledModel::Impl {
+/// main compiled at one input-shape signature: the schedule and its memory
+/// plan, shared by every run at those shapes, and the pool of run states.
+struct Plan {
+  ModulePtr module; ///< the module the schedule was built from
   Schedule schedule;
   // The memory plan: each arena value's offset, the arena's and the
   // workspace's sizes.
   std::vector<size_t> offsets;
   size_t arenaBytes = 0, unplanned = 0, workspaceBytes = 0;
   CompileOptions opts;
+  int threads = 1; ///< the most threads kernels' scratch is sized for
 
   /// What a run writes: the arena, the kernels' workspace, one tensor per
   /// value (rebound each run), the time of each step. Each concurrent run
@@ -147,20 +152,69 @@ struct CompiledModel::Impl {
   mutable std::mutex poolMutex;
   std::vector<std::unique_ptr<RunState>> states; ///< every state made, for profiles
   std::vector<RunState *> idle;                  ///< those no run holds
-  int threads = 1;                               ///< the most threads kernels' scratch is sized for
 
+  static llvm::Expected<std::shared_ptr<Plan>> build(ModulePtr m, const CompileOptions &opts,
+                                                     int threads);
   llvm::Error plan();
   llvm::Error checkMemory(llvm::ArrayRef<int> defStep) const;
   llvm::Expected<RunState *> acquire();
   void release(RunState *s);
   llvm::Expected<std::vector<Tensor>> runOn(RunState &R, llvm::ArrayRef<Tensor> inputs);
   llvm::Expected<std::unique_ptr<RunState>> allocate() const;
+  std::vector<OpProfile> profile() const;
 };
+
+llvm::Expected<std::shared_ptr<Plan>> Plan::build(ModulePtr m, const CompileOptions &opts,
+                                                  int threads) {
+  auto p = std::make_shared<Plan>();
+  p->module = std::move(m);
+  p->opts = opts;
+  p->threads = threads;
+  Function main = p->module->main();
+  if (!main)
+    return error("the module has no @main");
+  ScheduleOptions so;
+  so.numThreads = threads;
+  so.fuse = opts.fuseActivations;
+  so.countFlops = opts.profile;
+  auto schedule = buildSchedule(main, dataflowOrder(main), so);
+  if (!schedule)
+    return schedule.takeError();
+  p->schedule = std::move(*schedule);
+  if (auto e = p->plan())
+    return std::move(e);
+  return p;
+}
+
+/// The compiled model: the plan at the shapes the model declares, and one
+/// more per input-shape signature it has run at, made on first use.
+struct CompiledModel::Impl {
+  CompileOptions opts;
+  int threads = 1;
+  ModulePtr source;                                 ///< what new plans specialize
+  std::vector<TensorSpec> inputSpecs, outputSpecs; ///< as declared (-1: any size)
+  std::shared_ptr<Plan> primary;                    ///< at the declared shapes, if static
+  std::mutex plansMutex;
+  /// Plans at other shapes, the most recently used last.
+  std::vector<std::pair<std::vector<Shape>, std::shared_ptr<Plan>>> plans;
+  std::atomic<Plan *> lastRun{nullptr};
+
+  llvm::Expected<std::shared_ptr<Plan>> planFor(llvm::ArrayRef<Tensor> inputs);
+  /// The plan the statistics speak of: the one last run, else the primary.
+  const Plan *shown() const {
+    Plan *p = lastRun.load();
+    return p ? p : primary.get();
+  }
+};
+
+/// How many plans at other shapes a model keeps: a caller cycling through
+/// more shapes compiles again rather than holding every plan's memory.
+constexpr size_t kMaxPlans = 8;
 
 /// Places each arena value at its definition (best fit, see ArenaSpace),
 /// freeing buffers after their last reader; values aliased by views live
 /// as long as their views.
-llvm::Error CompiledModel::Impl::plan() {
+llvm::Error Plan::plan() {
   const auto &values = schedule.values;
   const auto &steps = schedule.steps;
   std::vector<int> defStep(values.size(), -1), lastUse(values.size(), -1);
@@ -207,7 +261,7 @@ llvm::Error CompiledModel::Impl::plan() {
 }
 
 /// An idle run state, or a new one when every state is in use.
-llvm::Expected<CompiledModel::Impl::RunState *> CompiledModel::Impl::acquire() {
+llvm::Expected<Plan::RunState *> Plan::acquire() {
   std::lock_guard<std::mutex> lock(poolMutex);
   if (!idle.empty()) {
     RunState *s = idle.back();
@@ -221,7 +275,7 @@ llvm::Expected<CompiledModel::Impl::RunState *> CompiledModel::Impl::acquire() {
   return states.back().get();
 }
 
-void CompiledModel::Impl::release(RunState *s) {
+void Plan::release(RunState *s) {
   // The caller's input tensors are not kept past the run.
   for (size_t v = 0; v < schedule.values.size(); ++v)
     if (schedule.values[v].kind == ScheduleValue::Input)
@@ -231,8 +285,7 @@ void CompiledModel::Impl::release(RunState *s) {
 }
 
 /// A run's buffers, and its tensors bound to them.
-llvm::Expected<std::unique_ptr<CompiledModel::Impl::RunState>>
-CompiledModel::Impl::allocate() const {
+llvm::Expected<std::unique_ptr<Plan::RunState>> Plan::allocate() const {
   const auto &values = schedule.values;
   auto state = std::make_unique<RunState>();
   RunState &r = *state;
@@ -258,7 +311,7 @@ CompiledModel::Impl::allocate() const {
 
 /// Refuses a plan that needs more than opts.maxMemoryBytes (by default the
 /// machine's physical memory), naming the step whose buffer is largest.
-llvm::Error CompiledModel::Impl::checkMemory(llvm::ArrayRef<int> defStep) const {
+llvm::Error Plan::checkMemory(llvm::ArrayRef<int> defStep) const {
   const auto &values = schedule.values;
   const auto &steps = schedule.steps;
   size_t limit = opts.maxMemoryBytes;
@@ -294,6 +347,32 @@ llvm::Error CompiledModel::Impl::checkMemory(llvm::ArrayRef<int> defStep) const 
 CompiledModel::CompiledModel() : impl_(std::make_unique<Impl>()) {}
 CompiledModel::~CompiledModel() = default;
 
+/// Specs of a function's parameters or results as declared (-1 for `?`).
+static std::vector<TensorSpec> specsOf(llvm::ArrayRef<Type> types,
+                                       llvm::ArrayRef<std::string> names) {
+  std::vector<TensorSpec> specs;
+  for (size_t i = 0; i < types.size(); ++i) {
+    TensorSpec s;
+    s.name = i < names.size() ? names[i] : std::to_string(i);
+    if (auto *t = llvm::dyn_cast_or_null<TensorTypeNode>(types[i].get())) {
+      s.dtype = t->dtype();
+      s.shape.assign(t->dims().begin(), t->dims().end());
+    }
+    specs.push_back(std::move(s));
+  }
+  return specs;
+}
+
+/// True if every parameter of `main` has a tensor type of known dims.
+static bool staticInputs(const FunctionNode &main) {
+  for (const Var &p : main.params()) {
+    auto *t = llvm::dyn_cast_or_null<TensorTypeNode>(p->type().get());
+    if (!t || llvm::any_of(t->dims(), [](int64_t d) { return d < 0; }))
+      return false;
+  }
+  return true;
+}
+
 llvm::Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Module &m,
                                                                       const CompileOptions &opts) {
   setNumThreads(opts.numThreads);
@@ -304,17 +383,71 @@ llvm::Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Modu
   Function main = m.main();
   if (!main)
     return error("the module has no @main");
-  ScheduleOptions so;
-  so.numThreads = I.threads;
-  so.fuse = opts.fuseActivations;
-  so.countFlops = opts.profile;
-  auto schedule = buildSchedule(main, dataflowOrder(main), so);
-  if (!schedule)
-    return schedule.takeError();
-  I.schedule = std::move(*schedule);
-  if (auto e = I.plan())
-    return e;
+  I.source = m.clone();
+  if (staticInputs(*main)) {
+    auto p = Plan::build(I.source, opts, I.threads);
+    if (!p)
+      return p.takeError();
+    I.primary = std::move(*p);
+    I.inputSpecs = I.primary->schedule.inputSpecs;
+    I.outputSpecs = I.primary->schedule.outputSpecs;
+    return cm;
+  }
+  // `?` dims: plans are made per input shape, at the first run.
+  std::vector<Type> in, out;
+  std::vector<std::string> names;
+  for (const Var &p : main->params()) {
+    in.push_back(p->type());
+    names.push_back(p->name());
+  }
+  const Type &ret = main->retType() ? main->retType() : main->body()->type();
+  if (auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(ret.get()))
+    out.assign(tt->fields().begin(), tt->fields().end());
+  else
+    out.push_back(ret);
+  I.inputSpecs = specsOf(in, names);
+  I.outputSpecs = specsOf(out, {});
   return cm;
+}
+
+/// The plan for inputs of these shapes: the primary one, a cached one, or
+/// one made now from the module with its input types set to them.
+llvm::Expected<std::shared_ptr<Plan>> CompiledModel::Impl::planFor(llvm::ArrayRef<Tensor> inputs) {
+  if (primary) {
+    bool same = true;
+    for (size_t i = 0; i < inputs.size() && same; ++i)
+      same = llvm::ArrayRef<int64_t>(inputSpecs[i].shape) == inputs[i].shape();
+    if (same)
+      return primary;
+  }
+  std::vector<Shape> key;
+  for (const Tensor &t : inputs)
+    key.emplace_back(t.shape().begin(), t.shape().end());
+  std::lock_guard<std::mutex> lock(plansMutex);
+  for (size_t i = 0; i < plans.size(); ++i)
+    if (plans[i].first == key) {
+      std::rotate(plans.begin() + i, plans.begin() + i + 1, plans.end());
+      return plans.back().second;
+    }
+  std::vector<Type> types;
+  std::string shapes;
+  for (const Tensor &t : inputs) {
+    types.push_back(tensorType(t.dtype(), t.shape()));
+    shapes += (shapes.empty() ? "" : ", ") + dtypeName(t.dtype()).str() + shapeToString(t.shape());
+  }
+  auto fail = [&](llvm::Error e) {
+    return error("at input shape " + shapes + ": " + llvm::toString(std::move(e)));
+  };
+  auto m = specializeInputs(*source, types);
+  if (!m)
+    return fail(m.takeError());
+  auto p = Plan::build(std::move(*m), opts, threads);
+  if (!p)
+    return fail(p.takeError());
+  if (plans.size() == kMaxPlans)
+    plans.erase(plans.begin());
+  plans.emplace_back(std::move(key), *p);
+  return std::move(*p);
 }
 
 static bool hasNan(const Tensor &t) {
@@ -350,32 +483,36 @@ private:
 llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> inputs,
                                                        const RunOptions &opts) {
   Impl &I = *impl_;
-  const Schedule &S = I.schedule;
   if (opts.numThreads < 0)
     return error("the thread count of a run cannot be negative, got " +
                  llvm::Twine(opts.numThreads));
-  if (inputs.size() != S.inputSpecs.size())
-    return error("the model takes " + llvm::Twine(S.inputSpecs.size()) + " input(s), got " +
+  if (inputs.size() != I.inputSpecs.size())
+    return error("the model takes " + llvm::Twine(I.inputSpecs.size()) + " input(s), got " +
                  llvm::Twine(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorSpec &s = S.inputSpecs[i];
-    if (inputs[i].dtype() != s.dtype || llvm::ArrayRef<int64_t>(s.shape) != inputs[i].shape())
+    const TensorSpec &s = I.inputSpecs[i];
+    if (inputs[i].dtype() != s.dtype || inputs[i].shape().size() != s.shape.size())
       return error("input " + llvm::Twine(i) + " (%" + s.name + ") must be " + dtypeName(s.dtype) +
-                   shapeToString(s.shape) + ", got " + dtypeName(inputs[i].dtype()) +
-                   shapeToString(inputs[i].shape()));
+                   " of rank " + llvm::Twine(s.shape.size()) + " (the model declares " +
+                   dtypeName(s.dtype) + shapeToString(s.shape) + "), got " +
+                   dtypeName(inputs[i].dtype()) + shapeToString(inputs[i].shape()));
   }
-  // Kernels' per-thread scratch holds I.threads threads at most.
-  ThreadCountScope threads(std::min(opts.numThreads > 0 ? opts.numThreads : I.threads, I.threads));
-  auto state = I.acquire();
+  auto plan = I.planFor(inputs);
+  if (!plan)
+    return plan.takeError();
+  Plan &P = **plan;
+  // Kernels' per-thread scratch holds P.threads threads at most.
+  ThreadCountScope threads(std::min(opts.numThreads > 0 ? opts.numThreads : P.threads, P.threads));
+  auto state = P.acquire();
   if (!state)
     return state.takeError();
-  auto result = I.runOn(**state, inputs);
-  I.release(*state);
+  auto result = P.runOn(**state, inputs);
+  P.release(*state);
+  I.lastRun.store(&P);
   return result;
 }
 
-llvm::Expected<std::vector<Tensor>> CompiledModel::Impl::runOn(RunState &R,
-                                                               llvm::ArrayRef<Tensor> inputs) {
+llvm::Expected<std::vector<Tensor>> Plan::runOn(RunState &R, llvm::ArrayRef<Tensor> inputs) {
   const Schedule &S = schedule;
   for (size_t v = 0; v < S.values.size(); ++v)
     if (S.values[v].kind == ScheduleValue::Input)
@@ -431,17 +568,36 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::Impl::runOn(RunState &R,
   return result;
 }
 
-llvm::ArrayRef<TensorSpec> CompiledModel::inputSpecs() const { return impl_->schedule.inputSpecs; }
-llvm::ArrayRef<TensorSpec> CompiledModel::outputSpecs() const {
-  return impl_->schedule.outputSpecs;
+llvm::ArrayRef<TensorSpec> CompiledModel::inputSpecs() const { return impl_->inputSpecs; }
+llvm::ArrayRef<TensorSpec> CompiledModel::outputSpecs() const { return impl_->outputSpecs; }
+size_t CompiledModel::arenaBytes() const {
+  const Plan *p = impl_->shown();
+  return p ? p->arenaBytes : 0;
 }
-size_t CompiledModel::arenaBytes() const { return impl_->arenaBytes; }
-size_t CompiledModel::unplannedBytes() const { return impl_->unplanned; }
-size_t CompiledModel::workspaceBytes() const { return impl_->workspaceBytes; }
-size_t CompiledModel::numSteps() const { return impl_->schedule.steps.size(); }
+size_t CompiledModel::unplannedBytes() const {
+  const Plan *p = impl_->shown();
+  return p ? p->unplanned : 0;
+}
+size_t CompiledModel::workspaceBytes() const {
+  const Plan *p = impl_->shown();
+  return p ? p->workspaceBytes : 0;
+}
+size_t CompiledModel::numSteps() const {
+  const Plan *p = impl_->shown();
+  return p ? p->schedule.steps.size() : 0;
+}
+size_t CompiledModel::numPlans() const {
+  std::lock_guard<std::mutex> lock(impl_->plansMutex);
+  return (impl_->primary ? 1 : 0) + impl_->plans.size();
+}
 
 std::vector<OpProfile> CompiledModel::profile() const {
-  const Schedule &S = impl_->schedule;
+  const Plan *p = impl_->shown();
+  return p ? p->profile() : std::vector<OpProfile>();
+}
+
+std::vector<OpProfile> Plan::profile() const {
+  const Schedule &S = schedule;
   auto shapes = [&](llvm::ArrayRef<unsigned> values) {
     std::string s;
     for (unsigned v : values)
@@ -463,9 +619,9 @@ std::vector<OpProfile> CompiledModel::profile() const {
     } else {
       p.flops = plusFlops(p.flops, st.flops);
     }
-    std::lock_guard<std::mutex> lock(impl_->poolMutex);
+    std::lock_guard<std::mutex> lock(poolMutex);
     p.calls = 0;
-    for (const auto &state : impl_->states) {
+    for (const auto &state : states) {
       p.totalMs += state->stepMs[s];
       p.calls += state->runs;
     }

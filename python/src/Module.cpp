@@ -173,6 +173,8 @@ public:
       std::mt19937 rng(0);
       std::normal_distribution<float> normal;
       for (const rt::TensorSpec &s : compiled_->inputSpecs()) {
+        if (llvm::any_of(s.shape, [](int64_t d) { return d < 0; }))
+          raise("bench: input %" + s.name + " has ? dims; give the inputs to time");
         rt::Tensor t = rt::Tensor::empty(s.dtype, s.shape);
         if (s.dtype == DType::F32)
           for (int64_t k = 0; k < t.numel(); ++k)

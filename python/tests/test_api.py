@@ -82,6 +82,17 @@ def test_run_and_call_agree(model):
         assert np.array_equal(got, want)
 
 
+def test_other_batch_sizes_image_by_image(model):
+    x = numbered(BUNDLED, "in")[0]
+    rng = np.random.default_rng(5)
+    y = rng.standard_normal(x.shape).astype(np.float32)
+    both = model(np.concatenate([x, y]))
+    for k, single in enumerate((model(x), model(y))):
+        for got, want in zip(both, single):
+            assert got.shape == (2, 10)
+            np.testing.assert_allclose(got[k:k + 1], want, rtol=1e-5, atol=1e-5)
+
+
 def test_bench(model):
     r = model.bench(runs=5, warmup=1)
     assert r["runs"] == 5
@@ -125,8 +136,10 @@ def test_errors_carry_kc_messages(tmp_path):
     with pytest.raises(kc.Error, match="pass pipeline: unknown pass 'no-such-pass'"):
         kc.load(PARAM, passes="no-such-pass")
     model = kc.load(PARAM)
-    with pytest.raises(kc.Error, match=r"must be f32\[1,3,32,32\], got f64\[1,3,32,32\]"):
+    with pytest.raises(kc.Error, match=r"must be f32 of rank 4 \(the model declares f32\[1,3,32,32\]\), got f64\[1,3,32,32\]"):
         model(np.zeros((1, 3, 32, 32)))
+    with pytest.raises(kc.Error, match=r"at input shape f32\[1,5,32,32\]: nn.Conv2d 'convbn2d_0' \(line 4\)"):
+        model(np.zeros((1, 5, 32, 32), np.float32))
     with pytest.raises(kc.Error, match=r"the model takes 1 input\(s\), got 2"):
         model(np.zeros((1, 3, 32, 32), np.float32), np.zeros(1, np.float32))
     with pytest.raises(kc.Error, match="cannot load pass plugin"):

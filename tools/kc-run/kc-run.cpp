@@ -54,6 +54,11 @@ static cl::list<std::string> inputFiles("input", cl::desc("Input .npy, one per m
                                         cl::value_desc("file.npy"), cl::cat(runCat));
 static cl::alias inputAlias("i", cl::desc("Alias for --input"), cl::aliasopt(inputFiles),
                             cl::cat(runCat));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Shape of the random input, one per model input, e.g. 2x3x224x224 (default: the "
+             "declared shape)"),
+    cl::value_desc("AxBx..."), cl::cat(runCat));
 static cl::list<std::string> expectFiles("expect", cl::desc("Expected output .npy, one per output"),
                                          cl::value_desc("file.npy"), cl::cat(runCat));
 static cl::opt<double> relTol("rtol", cl::desc("Relative tolerance of --expect"), cl::init(1e-4),
@@ -114,16 +119,43 @@ static llvm::Expected<rt::Tensor> tensorFromNpy(const std::string &path, const r
   auto a = readNpy(path);
   if (!a)
     return a.takeError();
-  if (a->dtype != spec.dtype || llvm::ArrayRef<int64_t>(a->shape) != llvm::ArrayRef<int64_t>(spec.shape))
+  // Any size of the declared element type and rank: other sizes than the
+  // declared ones run on a plan of their own.
+  if (a->dtype != spec.dtype || a->shape.size() != spec.shape.size())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         path + ": error: input " + std::to_string(index) + " (%" + spec.name + ") must be " +
-            dtypeName(spec.dtype).str() + rt::shapeToString(spec.shape) + ", the file holds " +
-            dtypeName(a->dtype).str() + clipInput(rt::shapeToString(a->shape)));
+            dtypeName(spec.dtype).str() + " of rank " + std::to_string(spec.shape.size()) +
+            " (the model declares " + dtypeName(spec.dtype).str() +
+            rt::shapeToString(spec.shape) + "), the file holds " + dtypeName(a->dtype).str() +
+            clipInput(rt::shapeToString(a->shape)));
   rt::Tensor t = rt::Tensor::empty(a->dtype, a->shape);
   if (t.nbytes()) // an empty array's data may be a null pointer
     std::memcpy(t.raw(), a->data.data(), t.nbytes());
   return t;
+}
+
+/// "2x3x224x224" as dims.
+static llvm::Expected<rt::Shape> parseShape(llvm::StringRef text) {
+  rt::Shape shape;
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  text.split(parts, 'x');
+  for (llvm::StringRef p : parts) {
+    int64_t d;
+    if (p.getAsInteger(10, d) || d < 0 || d > (int64_t(1) << 40))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--input-shape " + clipInput(text) +
+                                         ": expected sizes joined by 'x', e.g. 1x3x224x224");
+    shape.push_back(d);
+  }
+  // A tensor of more than 2^40 elements is no input kc could hold.
+  double elements = 1;
+  for (int64_t d : shape)
+    elements *= double(d);
+  if (elements > double(int64_t(1) << 40))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--input-shape " + clipInput(text) + ": too many elements");
+  return shape;
 }
 
 static rt::Tensor randomTensor(const rt::TensorSpec &spec, std::mt19937 &rng) {
@@ -324,14 +356,33 @@ static int runTool(int argc, char **argv) {
       inputs.push_back(std::move(*t));
     }
   } else {
+    if (!inputShapes.empty() && inputShapes.size() != specs.size())
+      return fail("the model takes " + llvm::Twine(specs.size()) + " input(s), " +
+                  llvm::Twine(inputShapes.size()) + " --input-shape given");
     std::mt19937 rng(seed);
-    for (const rt::TensorSpec &s : specs)
+    for (size_t i = 0; i < specs.size(); ++i) {
+      rt::TensorSpec s = specs[i];
+      if (!inputShapes.empty()) {
+        auto shape = parseShape(inputShapes[i]);
+        if (!shape)
+          return fail(shape.takeError());
+        s.shape = std::move(*shape);
+      }
+      if (llvm::any_of(s.shape, [](int64_t d) { return d < 0; }))
+        return fail("input " + llvm::Twine(i) + " (%" + s.name + ") is declared " +
+                    dtypeName(s.dtype) + rt::shapeToString(s.shape) +
+                    ": give its shape with --input-shape, or a file with --input");
       inputs.push_back(randomTensor(s, rng));
+    }
   }
 
+  // The first run at shapes other than the declared ones compiles a plan
+  // for them; it is timed apart from the steady state.
+  auto tFirst = std::chrono::steady_clock::now();
   auto outs = (*cm)->run(inputs);
   if (!outs)
     return fail(outs.takeError());
+  double firstRunMs = msSince(tFirst);
 
   if (!quiet) {
     os << "model: " << modelPath << " (" << (*cm)->numSteps() << " steps, load "
@@ -419,7 +470,8 @@ static int runTool(int argc, char **argv) {
     }
     std::sort(times.begin(), times.end());
     os << "load+compile_ms=" << llvm::format("%.1f", loadMs + compileMs)
-       << " peak_rss_mb=" << llvm::format("%.1f", peakRssBytes() / 1048576.0) << "\n";
+       << " peak_rss_mb=" << llvm::format("%.1f", peakRssBytes() / 1048576.0)
+       << " first_run_ms=" << llvm::format("%.1f", firstRunMs) << "\n";
     os << "latency_ms min=" << llvm::format("%.3f", times.front())
        << " median=" << llvm::format("%.3f", times[times.size() / 2])
        << " max=" << llvm::format("%.3f", times.back()) << "\n";

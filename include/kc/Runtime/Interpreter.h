@@ -8,6 +8,13 @@
 /// last reader has run. `run` then executes the schedule without touching
 /// the heap except for the returned outputs.
 ///
+/// Shapes: a schedule and its memory plan hold for one input-shape
+/// signature. `compile` makes the plan at the shapes `main` declares (none
+/// when it has `?` dims); `run` on inputs of other shapes (same element
+/// types and ranks) makes a plan for them on first use, with every type
+/// inferred again from the inputs (kc/IR/Specialize.h), and keeps the most
+/// recent few, so a repeated shape never compiles again.
+///
 /// Threads: `run` may be called from any number of threads at once on one
 /// CompiledModel. The kernels, their packed weights and the schedule are
 /// shared and only read; each run gets its own activations and scratch from
@@ -73,20 +80,28 @@ public:
   static llvm::Expected<std::unique_ptr<CompiledModel>> compile(const Module &m,
                                                                 const CompileOptions &opts = {});
 
-  /// Runs on `inputs` (checked against inputSpecs()); returns the outputs
-  /// in order, each in its own buffer. Safe to call concurrently; the
+  /// Runs on `inputs`; returns the outputs in order, each in its own
+  /// buffer. Inputs need inputSpecs()'s element types and ranks; other
+  /// sizes than the declared ones run on a plan made for them (an error
+  /// names the op that cannot take them). Safe to call concurrently; the
   /// inputs are not referenced after it returns.
   llvm::Expected<std::vector<Tensor>> run(llvm::ArrayRef<Tensor> inputs,
                                           const RunOptions &opts = {});
 
+  /// The inputs and outputs as `main` declares them (-1 for a `?` dim).
   llvm::ArrayRef<TensorSpec> inputSpecs() const;
   llvm::ArrayRef<TensorSpec> outputSpecs() const;
+  /// The figures below are those of the plan last run (before any run, of
+  /// the plan at the declared shapes; 0 without one).
   /// Bytes of the activation arena: the peak memory of intermediates.
   size_t arenaBytes() const;
   /// Sum of the intermediate sizes: what the arena would be without reuse.
   size_t unplannedBytes() const;
   size_t workspaceBytes() const;
   size_t numSteps() const;
+  /// Plans compiled so far: the declared shapes' and one per other
+  /// input-shape signature run (at most a few are kept).
+  size_t numPlans() const;
   /// Per-op shapes, FLOPs and time accumulated over the runs so far (with
   /// CompileOptions::profile), sorted by time. Read it while no run is in
   /// flight: the times of a run in progress are being written.

@@ -1,0 +1,150 @@
+//===- InputShapeTest.cpp - Models run at the input shapes users bring ----===//
+//
+// A model converted at one shape runs at others its graph admits: a batch
+// of two images gives, image by image, what each gives alone (kernels may
+// choose other algorithms at other sizes: |a - b| <= 1e-5 + 1e-5 |b|); a
+// repeated shape reuses its plan; `?` dims compile and run at any size; a
+// shape the graph cannot take fails naming the op and its line, and one of
+// another rank or element type fails naming the input. PyTorch's own
+// answers at other shapes are in ConformanceTest.cpp (test/shapes).
+//
+//===----------------------------------------------------------------------===//
+#include "TestPaths.h"
+
+#include "kc/IR/Parser.h"
+#include "kc/IR/TypeInference.h"
+#include "kc/Import/ModuleLoader.h"
+#include "kc/Runtime/Interpreter.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace kc;
+
+namespace {
+
+ModulePtr loadTyped(const std::string &path) {
+  auto m = loadModule(path);
+  REQUIRE_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
+  llvm::Error e = inferTypes(**m);
+  REQUIRE_MESSAGE(!e, llvm::toString(std::move(e)));
+  return *m;
+}
+
+rt::Tensor normalTensor(const rt::Shape &shape, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  rt::Tensor t = rt::Tensor::empty(DType::F32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = normal(rng);
+  return t;
+}
+
+/// Elements of `whole` from `offset` on match `part`; returns the worst |a-b|.
+double compareSlice(const rt::Tensor &whole, int64_t offset, const rt::Tensor &part) {
+  double worst = 0;
+  const float *a = whole.data<float>() + offset, *b = part.data<float>();
+  for (int64_t i = 0; i < part.numel(); ++i) {
+    double d = std::fabs(double(a[i]) - double(b[i]));
+    CHECK_MESSAGE(d <= 1e-5 + 1e-5 * std::fabs(double(b[i])), "element " << i << ": " << a[i]
+                                                                         << " vs " << b[i]);
+    worst = std::max(worst, d);
+  }
+  return worst;
+}
+
+std::string runError(rt::CompiledModel &cm, const std::vector<rt::Tensor> &inputs) {
+  auto r = cm.run(inputs);
+  return r ? std::string() : llvm::toString(r.takeError());
+}
+
+} // namespace
+
+TEST_CASE("input shapes: a batch of two gives what each image gives alone, at two sizes") {
+  for (const char *name : {"tiny_mobilenet_v3", "tiny_efficientnet", "tiny_regnet_y"}) {
+    INFO("model " << name);
+    ModulePtr m = loadTyped(std::string(KC_SOURCE_DIR) + "/test/zoo/" + name + "/model.pnnx.param");
+    auto cm = rt::CompiledModel::compile(*m);
+    REQUIRE_MESSAGE(bool(cm), (cm ? "" : llvm::toString(cm.takeError())));
+    CHECK((*cm)->numPlans() == 1);
+    for (int64_t size : {48, 64}) {
+      rt::Tensor a = normalTensor({1, 3, size, size}, 1), b = normalTensor({1, 3, size, size}, 2);
+      rt::Tensor ab = rt::Tensor::empty(DType::F32, {2, 3, size, size});
+      std::memcpy(ab.data<float>(), a.data<float>(), a.nbytes());
+      std::memcpy(ab.data<float>() + a.numel(), b.data<float>(), b.nbytes());
+      auto ra = (*cm)->run({a}), rb = (*cm)->run({b}), rab = (*cm)->run({ab});
+      REQUIRE_MESSAGE(bool(ra), (ra ? "" : llvm::toString(ra.takeError())));
+      REQUIRE_MESSAGE(bool(rb), (rb ? "" : llvm::toString(rb.takeError())));
+      REQUIRE_MESSAGE(bool(rab), (rab ? "" : llvm::toString(rab.takeError())));
+      const rt::Tensor &ya = (*ra)[0], &yb = (*rb)[0], &yab = (*rab)[0];
+      REQUIRE(yab.shape().size() == ya.shape().size());
+      CHECK(yab.shape()[0] == 2);
+      CHECK(yab.numel() == 2 * ya.numel());
+      compareSlice(yab, 0, ya);
+      compareSlice(yab, ya.numel(), yb);
+    }
+    // Plans: 1x48 (declared), 2x48, 1x64, 2x64; running them again makes none.
+    CHECK((*cm)->numPlans() == 4);
+    auto again = (*cm)->run({normalTensor({2, 3, 64, 64}, 3)});
+    CHECK(bool(again));
+    CHECK((*cm)->numPlans() == 4);
+  }
+}
+
+TEST_CASE("input shapes: a shape the graph cannot take names the op, its line and the shape") {
+  ModulePtr m = loadTyped(std::string(KC_SOURCE_DIR) + "/test/zoo/tiny_mobilenet_v3/model.pnnx.param");
+  auto cm = rt::CompiledModel::compile(*m);
+  REQUIRE(bool(cm));
+  // Rank and element type are the model's.
+  std::string rank = runError(**cm, {normalTensor({3, 48, 48}, 1)});
+  CHECK(rank.find("must be f32 of rank 4") != std::string::npos);
+  CHECK(rank.find("f32[3,48,48]") != std::string::npos);
+  std::string dtype = runError(**cm, {rt::Tensor::empty(DType::I64, {1, 3, 48, 48})});
+  CHECK(dtype.find("must be f32") != std::string::npos);
+  // Four channels where the first convolution takes three.
+  std::string channels = runError(**cm, {normalTensor({1, 4, 48, 48}, 1)});
+  CHECK(channels.find("at input shape f32[1,4,48,48]") != std::string::npos);
+  CHECK(channels.find("nn.Conv2d") != std::string::npos);
+  CHECK(channels.find("line 4") != std::string::npos);
+  // A failed shape leaves the model as it was.
+  auto ok = (*cm)->run({normalTensor({1, 3, 48, 48}, 1)});
+  CHECK(bool(ok));
+}
+
+TEST_CASE("input shapes: ? dims compile, and run at each size given") {
+  const char *text = R"(fn @main(%x: f32[?,3,?,?]) -> ? {
+  %0 = nn.MaxPool2d(%x) {kernel_size=[2,2], stride=[2,2]} : ?
+  %1 = nn.ReLU(%0) : ?
+  return %1
+}
+)";
+  auto m = parseModule(text, "dyn.kc");
+  REQUIRE_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
+  llvm::Error e = inferTypes(**m);
+  REQUIRE_MESSAGE(!e, llvm::toString(std::move(e)));
+  auto cm = rt::CompiledModel::compile(**m);
+  REQUIRE_MESSAGE(bool(cm), (cm ? "" : llvm::toString(cm.takeError())));
+  CHECK((*cm)->numPlans() == 0);
+  REQUIRE((*cm)->inputSpecs().size() == 1);
+  CHECK(rt::shapeToString((*cm)->inputSpecs()[0].shape) == "[-1,3,-1,-1]");
+  for (rt::Shape shape : {rt::Shape{1, 3, 4, 6}, rt::Shape{2, 3, 6, 2}}) {
+    rt::Tensor x = normalTensor(shape, 7);
+    auto r = (*cm)->run({x});
+    REQUIRE_MESSAGE(bool(r), (r ? "" : llvm::toString(r.takeError())));
+    const rt::Tensor &y = (*r)[0];
+    int64_t planes = shape[0] * 3, H = shape[2], W = shape[3], OH = H / 2, OW = W / 2;
+    REQUIRE(rt::shapeToString(y.shape()) == rt::shapeToString(rt::Shape{shape[0], 3, OH, OW}));
+    // Each output is the ReLU of the largest of its 2x2 window.
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t i = 0; i < OH; ++i)
+        for (int64_t j = 0; j < OW; ++j) {
+          const float *w = x.data<float>() + p * H * W + 2 * i * W + 2 * j;
+          float want = std::max({w[0], w[1], w[W], w[W + 1], 0.f});
+          CHECK(y.data<float>()[(p * OH + i) * OW + j] == want);
+        }
+  }
+  CHECK((*cm)->numPlans() == 2);
+}
