@@ -65,7 +65,7 @@ std::string runError(rt::CompiledModel &cm, const std::vector<rt::Tensor> &input
 
 TEST_CASE("input shapes: a batch of two gives what each image gives alone, at two sizes") {
   for (const char *name : {"tiny_mobilenet_v3", "tiny_efficientnet", "tiny_regnet_y"}) {
-    INFO("model " << name);
+    INFO("model " << std::string(name));
     ModulePtr m = loadTyped(std::string(KC_SOURCE_DIR) + "/test/zoo/" + name + "/model.pnnx.param");
     auto cm = rt::CompiledModel::compile(*m);
     REQUIRE_MESSAGE(bool(cm), (cm ? "" : llvm::toString(cm.takeError())));
@@ -147,4 +147,22 @@ TEST_CASE("input shapes: ? dims compile, and run at each size given") {
         }
   }
   CHECK((*cm)->numPlans() == 2);
+}
+
+TEST_CASE("input shapes: the plans of one model prepare each weight once") {
+  for (const char *name : {"tiny_mobilenet_v3", "tiny_regnet_y"}) {
+    INFO("model " << std::string(name));
+    ModulePtr m = loadTyped(std::string(KC_SOURCE_DIR) + "/test/zoo/" + name + "/model.pnnx.param");
+    auto cm = rt::CompiledModel::compile(*m);
+    REQUIRE(bool(cm));
+    CHECK((*cm)->preparedWeights() == 0); // weights are prepared on the first run
+    REQUIRE(bool((*cm)->run({normalTensor({1, 3, 48, 48}, 1)})));
+    size_t once = (*cm)->preparedWeights();
+    CHECK(once > 0);
+    // Batch 2 at the same size: a new plan, the same algorithms, the same
+    // prepared weights.
+    REQUIRE(bool((*cm)->run({normalTensor({2, 3, 48, 48}, 2)})));
+    CHECK((*cm)->numPlans() == 2);
+    CHECK((*cm)->preparedWeights() == once);
+  }
 }

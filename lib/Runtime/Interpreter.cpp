@@ -4,6 +4,7 @@
 #include "kc/IR/OpCost.h"
 #include "kc/IR/Specialize.h"
 #include "kc/Runtime/Schedule.h"
+#include "kc/Runtime/WeightCache.h"
 #include "kc/Support/Quote.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -25,6 +26,8 @@
 extern "C" void openblas_set_num_threads(int);
 
 namespace kc::rt {
+
+thread_local WeightCache *WeightCache::building_ = nullptr;
 
 void setNumThreads(int n) {
   // All parallelism goes through OpenMP (see sgemm in kernels/Blas.h):
@@ -131,6 +134,7 @@ private:
 /// plan, shared by every run at those shapes, and the pool of run states.
 struct Plan {
   ModulePtr module; ///< the module the schedule was built from
+  std::shared_ptr<WeightCache> weights; ///< the model's, shared with its other plans
   Schedule schedule;
   // The memory plan: each arena value's offset, the arena's and the
   // workspace's sizes.
@@ -153,8 +157,8 @@ struct Plan {
   std::vector<std::unique_ptr<RunState>> states; ///< every state made, for profiles
   std::vector<RunState *> idle;                  ///< those no run holds
 
-  static llvm::Expected<std::shared_ptr<Plan>> build(ModulePtr m, const CompileOptions &opts,
-                                                     int threads);
+  static llvm::Expected<std::shared_ptr<Plan>>
+  build(ModulePtr m, const CompileOptions &opts, int threads, std::shared_ptr<WeightCache> weights);
   llvm::Error plan();
   llvm::Error checkMemory(llvm::ArrayRef<int> defStep) const;
   llvm::Expected<RunState *> acquire();
@@ -165,9 +169,11 @@ struct Plan {
 };
 
 llvm::Expected<std::shared_ptr<Plan>> Plan::build(ModulePtr m, const CompileOptions &opts,
-                                                  int threads) {
+                                                  int threads,
+                                                  std::shared_ptr<WeightCache> weights) {
   auto p = std::make_shared<Plan>();
   p->module = std::move(m);
+  p->weights = std::move(weights);
   p->opts = opts;
   p->threads = threads;
   Function main = p->module->main();
@@ -177,6 +183,9 @@ llvm::Expected<std::shared_ptr<Plan>> Plan::build(ModulePtr m, const CompileOpti
   so.numThreads = threads;
   so.fuse = opts.fuseActivations;
   so.countFlops = opts.profile;
+  // Kernels made now share what they prepare from weights with the
+  // model's other plans.
+  WeightCache::Building sharing(p->weights.get());
   auto schedule = buildSchedule(main, dataflowOrder(main), so);
   if (!schedule)
     return schedule.takeError();
@@ -192,6 +201,7 @@ struct CompiledModel::Impl {
   CompileOptions opts;
   int threads = 1;
   ModulePtr source;                                 ///< what new plans specialize
+  std::shared_ptr<WeightCache> weights = std::make_shared<WeightCache>();
   std::vector<TensorSpec> inputSpecs, outputSpecs; ///< as declared (-1: any size)
   std::shared_ptr<Plan> primary;                    ///< at the declared shapes, if static
   std::mutex plansMutex;
@@ -385,7 +395,7 @@ llvm::Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Modu
     return error("the module has no @main");
   I.source = m.clone();
   if (staticInputs(*main)) {
-    auto p = Plan::build(I.source, opts, I.threads);
+    auto p = Plan::build(I.source, opts, I.threads, I.weights);
     if (!p)
       return p.takeError();
     I.primary = std::move(*p);
@@ -441,7 +451,7 @@ llvm::Expected<std::shared_ptr<Plan>> CompiledModel::Impl::planFor(llvm::ArrayRe
   auto m = specializeInputs(*source, types);
   if (!m)
     return fail(m.takeError());
-  auto p = Plan::build(std::move(*m), opts, threads);
+  auto p = Plan::build(std::move(*m), opts, threads, weights);
   if (!p)
     return fail(p.takeError());
   if (plans.size() == kMaxPlans)
@@ -586,6 +596,7 @@ size_t CompiledModel::numSteps() const {
   const Plan *p = impl_->shown();
   return p ? p->schedule.steps.size() : 0;
 }
+size_t CompiledModel::preparedWeights() const { return impl_->weights->size(); }
 size_t CompiledModel::numPlans() const {
   std::lock_guard<std::mutex> lock(impl_->plansMutex);
   return (impl_->primary ? 1 : 0) + impl_->plans.size();

@@ -102,6 +102,10 @@ public:
   /// Plans compiled so far: the declared shapes' and one per other
   /// input-shape signature run (at most a few are kept).
   size_t numPlans() const;
+  /// Weights prepared (packed, transformed) so far, by any plan: each is
+  /// prepared once per model and shared by the plans that take it in the
+  /// same layout.
+  size_t preparedWeights() const;
   /// Per-op shapes, FLOPs and time accumulated over the runs so far (with
   /// CompileOptions::profile), sorted by time. Read it while no run is in
   /// flight: the times of a run in progress are being written.

@@ -50,6 +50,9 @@ public:
   size_t nbytes() const { return size_t(numel()) * dtypeSize(dtype_); }
 
   void *raw() const { return data_; }
+  /// What keeps the bytes alive (null for a view of memory the tensor does
+  /// not own).
+  const std::shared_ptr<void> &owner() const { return owner_; }
   template <typename T> T *data() const { return static_cast<T *>(data_); }
 
 private:

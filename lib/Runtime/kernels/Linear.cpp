@@ -26,7 +26,7 @@ public:
   LinearKernel(int64_t rows, int64_t in, int64_t out, Tensor w, Tensor b, TensorDataPtr mapped)
       : rows_(rows), in_(in), out_(out), b_(std::move(b)), mapped_(std::move(mapped)) {
     if (packs())
-      packed_ = std::make_unique<PreparedWeight>(std::move(w));
+      packed_ = std::make_unique<PreparedWeight>(std::move(w), "linear-panels", mapped_);
     else
       w_ = std::move(w);
   }

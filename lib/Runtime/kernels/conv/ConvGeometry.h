@@ -80,6 +80,12 @@ llvm::Expected<ConvWeights> convWeights(const CallNode &c, int64_t expectedWeigh
 Tensor packConvWeights(const Tensor &w, const TensorDataPtr &mapped, const ConvGeometry &g,
                        bool strips);
 
+/// The name of a weight layout of `g`'s convolution for the WeightCache:
+/// packings depend on the groups as well as on the weight.
+inline std::string groupsLayout(const char *layout, const ConvGeometry &g) {
+  return std::string(layout) + ", " + std::to_string(g.G) + " groups";
+}
+
 /// The indices i in [0, count) with 0 <= i*stride + off < bound, as a range
 /// [lo, hi) (lo == hi when there are none): where a strided walk along a
 /// row of `bound` values stays inside it, so loops over it need no checks.

@@ -55,7 +55,8 @@ private:
     return g_.pointwise() ? 0 : perThreadFloats(patchStripScratch(g_));
   }
 
-  PreparedWeight packed_{std::move(w_.w)}; ///< the weight in panels, one block per group
+  PreparedWeight packed_{std::move(w_.w), groupsLayout("conv-panels", g_),
+                         w_.mapped}; ///< the weight in panels, one block per group
 };
 
 } // namespace
