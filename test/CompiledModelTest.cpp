@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ScopedThreadCount.h"
+#include "TestFiles.h"
 #include "TestPaths.h"
 
 #include "kc/IR/TypeInference.h"
@@ -21,16 +22,10 @@
 #include <thread>
 
 using namespace kc;
+using test::loadTyped;
 
 namespace {
 
-ModulePtr loadTyped(const std::string &path) {
-  auto m = loadModule(path);
-  REQUIRE_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
-  llvm::Error e = inferTypes(**m);
-  REQUIRE_MESSAGE(!e, llvm::toString(std::move(e)));
-  return *m;
-}
 
 std::unique_ptr<rt::CompiledModel> compile(const Module &m, int threads) {
   rt::CompileOptions opts;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ScopedThreadCount.h"
+#include "TestFiles.h"
 #include "TestPaths.h"
 
 #include "kc/IR/TypeInference.h"
@@ -272,17 +273,11 @@ rt::Tensor hashedInput(const rt::Shape &shape, uint64_t salt) {
 TEST_CASE("conformance: reference models at other input shapes match PyTorch") {
   KC_SKIP_UNLESS_DIR(test::modelsDir(), "KC_MODELS_DIR");
   std::string root = std::string(KC_SOURCE_DIR) + "/test/shapes";
-  auto list = llvm::MemoryBuffer::getFile(root + "/pairs.txt");
-  REQUIRE(list);
-  llvm::SmallVector<llvm::StringRef, 16> lines;
-  (*list)->getBuffer().split(lines, '\n');
+  test::ListFile list(root + "/pairs.txt");
   int pairs = 0;
-  for (llvm::StringRef line : lines) {
-    line = line.split('#').first.trim();
-    if (line.empty())
-      continue;
+  for (const test::ListFile::Line &line : list.lines()) {
     llvm::SmallVector<llvm::StringRef, 4> words;
-    line.split(words, ' ', -1, false);
+    line.text.split(words, ' ', -1, false);
     REQUIRE(words.size() >= 2);
     std::string name = words[0].str(), pair = name;
     std::vector<rt::Tensor> inputs;

@@ -9,6 +9,7 @@
 // answers at other shapes are in ConformanceTest.cpp (test/shapes).
 //
 //===----------------------------------------------------------------------===//
+#include "TestFiles.h"
 #include "TestPaths.h"
 
 #include "kc/IR/Parser.h"
@@ -23,16 +24,10 @@
 #include <random>
 
 using namespace kc;
+using test::loadTyped;
 
 namespace {
 
-ModulePtr loadTyped(const std::string &path) {
-  auto m = loadModule(path);
-  REQUIRE_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
-  llvm::Error e = inferTypes(**m);
-  REQUIRE_MESSAGE(!e, llvm::toString(std::move(e)));
-  return *m;
-}
 
 rt::Tensor normalTensor(const rt::Shape &shape, unsigned seed) {
   std::mt19937 rng(seed);

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "ModelFiles.h"
 #include "ReferenceRun.h"
+#include "TestFiles.h"
 
 #include "kc/IR/Op.h"
 #include "kc/Import/PnnxParam.h"
@@ -48,17 +49,10 @@ struct Expectation {
 /// and `tolerance CASE ATOL RTOL: why` lines, `#` comments.
 std::map<std::string, Expectation> readExpectations() {
   std::map<std::string, Expectation> r;
-  std::string path = opsDir() + "/expectations.txt";
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  REQUIRE_MESSAGE(bool(buf), path << ": cannot read");
-  llvm::SmallVector<llvm::StringRef, 0> lines;
-  (*buf)->getBuffer().split(lines, '\n');
-  for (size_t i = 0; i < lines.size(); ++i) {
-    llvm::StringRef line = lines[i].trim();
-    if (line.empty() || line.startswith("#"))
-      continue;
-    INFO(path << ":" << i + 1 << ": " << line.str());
-    auto [head, why] = line.split(':');
+  test::ListFile list(opsDir() + "/expectations.txt");
+  for (const test::ListFile::Line &line : list.lines()) {
+    INFO(list.path() << ":" << line.number << ": " << line.text.str());
+    auto [head, why] = line.text.split(':');
     REQUIRE_MESSAGE(!why.trim().empty(), "each line ends with ': <reason>'");
     llvm::SmallVector<llvm::StringRef, 4> f;
     head.split(f, ' ', -1, false);
@@ -201,17 +195,10 @@ bool isDefault(const AttrValue &v, const AttrValue &dflt) {
 /// Reads default-only.txt: `OP ATTR: why` lines, `#` comments.
 std::map<std::pair<std::string, std::string>, std::string> readDefaultOnly() {
   std::map<std::pair<std::string, std::string>, std::string> r;
-  std::string path = opsDir() + "/default-only.txt";
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  REQUIRE_MESSAGE(bool(buf), path << ": cannot read");
-  llvm::SmallVector<llvm::StringRef, 0> lines;
-  (*buf)->getBuffer().split(lines, '\n');
-  for (size_t i = 0; i < lines.size(); ++i) {
-    llvm::StringRef line = lines[i].trim();
-    if (line.empty() || line.startswith("#"))
-      continue;
-    INFO(path << ":" << i + 1 << ": " << line.str());
-    auto [head, why] = line.split(':');
+  test::ListFile list(opsDir() + "/default-only.txt");
+  for (const test::ListFile::Line &line : list.lines()) {
+    INFO(list.path() << ":" << line.number << ": " << line.text.str());
+    auto [head, why] = line.text.split(':');
     llvm::SmallVector<llvm::StringRef, 4> f;
     head.split(f, ' ', -1, false);
     REQUIRE_MESSAGE((f.size() == 2 && !why.trim().empty()), "expected 'OP ATTR: why'");
