@@ -142,6 +142,15 @@ TEST_CASE("input shapes: ? dims compile, and run at each size given") {
         }
   }
   CHECK((*cm)->numPlans() == 2);
+  // Twelve sizes: the 8 most recent plans are kept, and the figures of the
+  // plan last run stay readable after it leaves the cache.
+  for (int64_t w = 2; w < 26; w += 2) {
+    auto r = (*cm)->run({normalTensor({1, 3, 2, w}, 8)});
+    REQUIRE(bool(r));
+    CHECK((*r)[0].shape()[3] == w / 2);
+  }
+  CHECK((*cm)->numPlans() == 8);
+  CHECK((*cm)->arenaBytes() > 0);
 }
 
 TEST_CASE("input shapes: the plans of one model prepare each weight once") {
