@@ -818,6 +818,11 @@ for name, f, ty in [
     ("new_empty_fill", lambda x: x.new_empty((x.size(0), 3)).fill_(0.5), "Tensor.new_empty"),
     ("empty_fill", lambda x: torch.empty(x.size(0), 2).fill_(2.0), "torch.empty"),
     ("empty_like_fill", lambda x: torch.empty_like(x).fill_(-2.0), "torch.empty_like"),
+    ("zeros_like_long", lambda x: torch.zeros_like(x, dtype=torch.long), "torch.zeros_like"),
+    ("ones_like_bool", lambda x: torch.ones_like(x, dtype=torch.bool), "torch.ones_like"),
+    ("full_like_long", lambda x: torch.full_like(x, 7, dtype=torch.long), "torch.full_like"),
+    ("empty_like_fill_long", lambda x: torch.empty_like(x, dtype=torch.long).fill_(3),
+     "torch.empty_like"),
     ("arange", lambda x: x + torch.arange(x.size(1)), "torch.arange"),
     ("arange_float", lambda x: torch.arange(0.5, x.size(0), 0.5), "torch.arange"),
 ]:

@@ -1,4 +1,4 @@
-//===- Fill.cpp - Tensor.fill ---------------------------------------------===//
+//===- Fill.cpp - Tensor.fill and the torch.*_like fills ------------------===//
 #include "Operands.h"
 
 #include "kc/Support/FloatToInt.h"
@@ -19,9 +19,22 @@ private:
   T v_;
 };
 
+/// The value a fill op writes: Tensor.fill's `value`, torch.full_like's
+/// `fill_value`, 1 for ones_like, 0 for zeros_like and empty_like (whose
+/// elements PyTorch leaves unset).
+AttrValue fillValue(const CallNode &c) {
+  llvm::StringRef op = c.calleeName();
+  if (op == "torch.ones_like")
+    return AttrValue::integer(1);
+  if (op == "torch.zeros_like" || op == "torch.empty_like")
+    return AttrValue::integer(0);
+  const AttrValue *v = c.attrs().find(op == "torch.full_like" ? "fill_value" : "value");
+  return v ? *v : AttrValue();
+}
+
 llvm::Expected<std::unique_ptr<OpKernel>> makeFill(const CallNode &c, const KernelBuildContext &) {
-  const AttrValue *v = c.attrs().find("value");
-  if (!v || !(v->isNumber() || v->isBool()))
+  const AttrValue value = fillValue(c), *v = &value;
+  if (!(v->isNumber() || v->isBool()))
     return kernelError(c, "value must be a number (a tensor value is not supported)");
   double d = v->isBool() ? double(v->getBool()) : v->getNumber();
   // PyTorch refuses a value the type cannot hold (type inference does too).
@@ -43,6 +56,15 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeFill(const CallNode &c, const Kern
 }
 KC_REGISTER_KERNEL_DTYPES(fill, "Tensor.fill", makeFill,
                           (DTypeSet{DType::F32, DType::I64, DType::Bool}),
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+// The *_like ops read only their input's shape: any element type.
+KC_REGISTER_KERNEL_DTYPES(zeros_like, "torch.zeros_like", makeFill, kRealDTypes,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(ones_like, "torch.ones_like", makeFill, kRealDTypes,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(empty_like, "torch.empty_like", makeFill, kRealDTypes,
+                          (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(full_like, "torch.full_like", makeFill, kRealDTypes,
                           (DTypeSet{DType::F32, DType::I64, DType::Bool}));
 
 } // namespace
