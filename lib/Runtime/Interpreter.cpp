@@ -196,7 +196,7 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
     if (inputs[i].dtype() != s.dtype || inputs[i].shape().size() != s.shape.size())
       return error("input " + llvm::Twine(i) + " (%" + s.name + ") must be " + dtypeName(s.dtype) +
                    " of rank " + llvm::Twine(s.shape.size()) + " (the model declares " +
-                   dtypeName(s.dtype) + shapeToString(s.shape) + "), got " +
+                   typeToString(tensorType(s.dtype, s.shape)) + "), got " +
                    dtypeName(inputs[i].dtype()) + shapeToString(inputs[i].shape()));
   }
   auto plan = I.planFor(inputs);

@@ -126,8 +126,8 @@ static llvm::Expected<rt::Tensor> tensorFromNpy(const std::string &path, const r
         llvm::inconvertibleErrorCode(),
         path + ": error: input " + std::to_string(index) + " (%" + spec.name + ") must be " +
             dtypeName(spec.dtype).str() + " of rank " + std::to_string(spec.shape.size()) +
-            " (the model declares " + dtypeName(spec.dtype).str() +
-            rt::shapeToString(spec.shape) + "), the file holds " + dtypeName(a->dtype).str() +
+            " (the model declares " + typeToString(tensorType(spec.dtype, spec.shape)) +
+            "), the file holds " + dtypeName(a->dtype).str() +
             clipInput(rt::shapeToString(a->shape)));
   rt::Tensor t = rt::Tensor::empty(a->dtype, a->shape);
   if (t.nbytes()) // an empty array's data may be a null pointer
@@ -370,7 +370,7 @@ static int runTool(int argc, char **argv) {
       }
       if (llvm::any_of(s.shape, [](int64_t d) { return d < 0; }))
         return fail("input " + llvm::Twine(i) + " (%" + s.name + ") is declared " +
-                    dtypeName(s.dtype) + rt::shapeToString(s.shape) +
+                    typeToString(tensorType(s.dtype, s.shape)) +
                     ": give its shape with --input-shape, or a file with --input");
       inputs.push_back(randomTensor(s, rng));
     }
