@@ -222,18 +222,19 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
   for (const ParamOp &op : pf.ops)
     for (const std::string &o : op.outputs)
       producedOn.try_emplace(o, op.line);
-  // Whether each operand is read by model outputs only (pnnx.Output).
-  llvm::StringMap<bool> outputOnly;
+  // How many times each operand is read, and whether by model outputs
+  // (pnnx.Output) only.
+  struct Readers {
+    int64_t count = 0;
+    bool outputOnly = true;
+  };
+  llvm::StringMap<Readers> readers;
   for (const ParamOp &op : pf.ops)
     for (const std::string &i : op.inputs) {
-      auto [it, fresh] = outputOnly.try_emplace(i, true);
-      it->second = it->second && op.type == "pnnx.Output";
+      Readers &r = readers[i];
+      ++r.count;
+      r.outputOnly = r.outputOnly && op.type == "pnnx.Output";
     }
-  // How many times each operand is read.
-  llvm::StringMap<int> uses;
-  for (const ParamOp &op : pf.ops)
-    for (const std::string &i : op.inputs)
-      ++uses[i];
   // Names taken by operators, and by the functions made below.
   llvm::StringSet<> names;
   for (const ParamOp &op : pf.ops)
@@ -358,7 +359,8 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
         return opError(op, "in expr=" + quoteInput(expr->getString()) + ": " +
                                llvm::toString(body.takeError()));
       auto items = tensorItems(*body, fparams);
-      if (items && outputOnly.lookup(op.outputs[0])) {
+      auto read = readers.find(op.outputs[0]);
+      if (items && read != readers.end() && read->second.outputOnly) {
         // A list of tensors that only the model's outputs read (`return
         // [a + b, a * 2]`) is a tuple of results: one expression per
         // computed item, each a function of its own, and the operand
@@ -414,7 +416,7 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       // The literals read by this call alone become attributes: their
       // functions leave the module, as an export would not write them.
       for (size_t i = 1; i < inputs.size(); ++i)
-        if (uses.lookup(op.inputs[i]) == llvm::count(op.inputs, op.inputs[i]))
+        if (readers.lookup(op.inputs[i]).count == llvm::count(op.inputs, op.inputs[i]))
           llvm::erase_if(exprFunctions, [&](const Function &f) {
             return f.get() == llvm::cast<CallNode>(inputs[i].get())->callee().get();
           });

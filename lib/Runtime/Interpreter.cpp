@@ -145,7 +145,7 @@ llvm::Expected<std::shared_ptr<Plan>> CompiledModel::Impl::planFor(llvm::ArrayRe
   std::string shapes;
   for (const Tensor &t : inputs) {
     types.push_back(tensorType(t.dtype(), t.shape()));
-    shapes += (shapes.empty() ? "" : ", ") + dtypeName(t.dtype()).str() + shapeToString(t.shape());
+    shapes += (shapes.empty() ? "" : ", ") + typeToString(types.back());
   }
   auto fail = [&](llvm::Error e) {
     return error("at input shape " + shapes + ": " + llvm::toString(std::move(e)));

@@ -33,7 +33,8 @@ AttrValue fillValue(const CallNode &c) {
 }
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeFill(const CallNode &c, const KernelBuildContext &) {
-  const AttrValue value = fillValue(c), *v = &value;
+  const AttrValue value = fillValue(c);
+  const AttrValue *v = &value;
   if (!(v->isNumber() || v->isBool()))
     return kernelError(c, "value must be a number (a tensor value is not supported)");
   double d = v->isBool() ? double(v->getBool()) : v->getNumber();
