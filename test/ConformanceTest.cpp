@@ -70,7 +70,8 @@ struct Outcome {
 enum class Tolerance { Absolute, ScaledToOutput };
 
 Outcome runModelOn(const std::string &dir, std::vector<rt::Tensor> inputs,
-                   const std::string &expectedDir, bool optimize, int threads, Tolerance tol);
+                   const std::string &expectedDir, bool optimize, int threads, Tolerance tol,
+                   const std::string &param = "");
 
 /// Runs one model on its in*.npy on `threads` threads (0: the default),
 /// with the default -O pipeline first if `optimize`.
@@ -89,16 +90,18 @@ Outcome runModel(const std::string &dir, bool optimize, int threads = 0,
   return runModelOn(dir, std::move(inputs), dir, optimize, threads, tol);
 }
 
-/// Runs the model of `dir` on `inputs` and compares with the out*.npy of
-/// `expectedDir`.
+/// Runs the model of `dir` (its .param, or `param` with the weights of
+/// `dir`) on `inputs` and compares with the out*.npy of `expectedDir`.
 Outcome runModelOn(const std::string &dir, std::vector<rt::Tensor> inputs,
-                   const std::string &expectedDir, bool optimize, int threads, Tolerance tol) {
+                   const std::string &expectedDir, bool optimize, int threads, Tolerance tol,
+                   const std::string &param) {
   Outcome r;
   auto failed = [&](llvm::Error e) {
     r.error = llvm::toString(std::move(e));
     return r;
   };
-  auto m = importPnnx(dir + "/model.pnnx.param", "", ImportOptions{});
+  auto m = param.empty() ? importPnnx(dir + "/model.pnnx.param", "", ImportOptions{})
+                         : importPnnx(param, dir + "/model.pnnx.bin", ImportOptions{});
   if (!m)
     return failed(m.takeError());
   if (llvm::Error e = inferTypes(**m))
@@ -270,6 +273,16 @@ rt::Tensor hashedInput(const rt::Shape &shape, uint64_t salt) {
   return t;
 }
 
+/// `2x3x224x224` as a shape.
+rt::Shape parseShape(llvm::StringRef word) {
+  rt::Shape shape;
+  llvm::SmallVector<llvm::StringRef, 6> dims;
+  word.split(dims, 'x');
+  for (llvm::StringRef d : dims)
+    shape.push_back(std::stoll(d.str()));
+  return shape;
+}
+
 TEST_CASE("conformance: reference models at other input shapes match PyTorch") {
   KC_SKIP_UNLESS_DIR(test::modelsDir(), "KC_MODELS_DIR");
   std::string root = std::string(KC_SOURCE_DIR) + "/test/shapes";
@@ -282,12 +295,7 @@ TEST_CASE("conformance: reference models at other input shapes match PyTorch") {
     std::string name = words[0].str(), pair = name;
     std::vector<rt::Tensor> inputs;
     for (size_t k = 1; k < words.size(); ++k) {
-      rt::Shape shape;
-      llvm::SmallVector<llvm::StringRef, 6> dims;
-      words[k].split(dims, 'x');
-      for (llvm::StringRef d : dims)
-        shape.push_back(std::stoll(d.str()));
-      inputs.push_back(hashedInput(shape, k - 1));
+      inputs.push_back(hashedInput(parseShape(words[k]), k - 1));
       pair += "-" + words[k].str();
     }
     INFO("pair " << pair);
@@ -302,6 +310,38 @@ TEST_CASE("conformance: reference models at other input shapes match PyTorch") {
     ++pairs;
   }
   CHECK(pairs >= 8);
+}
+
+// pnnx's own dynamic forms (`?` dims; reshapes whose shape is an
+// expression of sizes, `[size(@0,0),size(@0,1),3,4,16]`), each model at
+// every shape test/shapes/dynamic.txt lists, against PyTorch's outputs of
+// the original module.
+TEST_CASE("conformance: models converted with ? dims match PyTorch at several shapes") {
+  KC_SKIP_UNLESS_DIR(test::modelsDir(), "KC_MODELS_DIR");
+  std::string root = std::string(KC_SOURCE_DIR) + "/test/shapes";
+  test::ListFile list(root + "/dynamic.txt");
+  int models = 0;
+  for (const test::ListFile::Line &line : list.lines()) {
+    llvm::SmallVector<llvm::StringRef, 6> words;
+    line.text.split(words, ' ', -1, false);
+    REQUIRE(words.size() >= 5); // model, two conversion shapes, two run shapes at least
+    std::string name = words[0].str(), param = root + "/dynamic/" + name + ".pnnx.param";
+    for (size_t k = 3; k < words.size(); ++k) {
+      std::string pair = name + "-" + words[k].str();
+      INFO("model " << param << " at " << words[k].str());
+      std::vector<rt::Tensor> inputs{hashedInput(parseShape(words[k]), 0)};
+      auto run = [&](bool optimize, int threads) {
+        return runModelOn(test::modelsDir() + "/" + name, inputs, root + "/" + pair, optimize,
+                          threads, Tolerance::Absolute, param);
+      };
+      double plain = expectMatch(run(false, 0), "no passes");
+      double optimized = expectMatch(run(true, 1), "-O, 1 thread");
+      MESSAGE(name << " (? dims) at " << words[k].str() << ": worst |a-b| = " << plain
+                   << " (no passes), " << optimized << " (-O, 1 thread)");
+    }
+    ++models;
+  }
+  CHECK(models >= 3);
 }
 
 TEST_CASE("conformance: zero-size fixtures match PyTorch, with and without -O") {

@@ -14,6 +14,7 @@
 
 #include "kc/IR/Parser.h"
 #include "kc/IR/TypeInference.h"
+#include "kc/Import/Importer.h"
 #include "kc/Import/ModuleLoader.h"
 #include "kc/Runtime/Interpreter.h"
 
@@ -151,6 +152,61 @@ TEST_CASE("input shapes: ? dims compile, and run at each size given") {
   }
   CHECK((*cm)->numPlans() == 8);
   CHECK((*cm)->arenaBytes() > 0);
+}
+
+/// A PNNX model from text, types inferred.
+ModulePtr pnnxModel(const char *text) {
+  auto m = importPnnxFromBuffer(text, "m.pnnx.param", nullptr);
+  REQUIRE_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
+  llvm::Error e = inferTypes(**m);
+  REQUIRE_MESSAGE(!e, llvm::toString(std::move(e)));
+  return *m;
+}
+
+// pnnx's dynamic reshape: the shape is an operand, an expression of the
+// input's sizes, bound to an attribute when a plan is made (a static model
+// gets its plan at compile time, a `?` model at each new shape).
+TEST_CASE("input shapes: an attribute given as an expression of sizes takes each shape's value") {
+  const char *dynamic = R"(7767517
+4 4
+pnnx.Input      in   0 1 0 #0=(?,?,6)f32
+pnnx.Expression e    1 1 0 1 expr=[size(@0,0),size(@0,1),2,int(floor_divide(size(@0,2),2))]
+Tensor.reshape  r    2 1 0 1 2 $input=0 $shape=1 #2=(?,?,2,3)f32
+pnnx.Output     out  1 0 2
+)";
+  const char *fixed = R"(7767517
+4 4
+pnnx.Input      in   0 1 0 #0=(2,5,6)f32
+pnnx.Expression e    1 1 0 1 expr=[size(@0,0),size(@0,1),2,int(floor_divide(size(@0,2),2))]
+Tensor.reshape  r    2 1 0 1 2 $input=0 $shape=1 #2=(2,5,2,3)f32
+pnnx.Output     out  1 0 2
+)";
+  for (const char *text : {dynamic, fixed}) {
+    auto cm = rt::CompiledModel::compile(*pnnxModel(text));
+    REQUIRE_MESSAGE(bool(cm), (cm ? "" : llvm::toString(cm.takeError())));
+    for (rt::Shape shape : {rt::Shape{2, 5, 6}, rt::Shape{1, 3, 6}, rt::Shape{3, 1, 8}}) {
+      rt::Tensor x = normalTensor(shape, 3);
+      auto r = (*cm)->run({x});
+      REQUIRE_MESSAGE(bool(r), (r ? "" : llvm::toString(r.takeError())));
+      rt::Shape want{shape[0], shape[1], 2, shape[2] / 2};
+      CHECK(rt::shapeToString((*r)[0].shape()) == rt::shapeToString(want));
+      CHECK(std::memcmp((*r)[0].data<float>(), x.data<float>(), x.nbytes()) == 0);
+    }
+  }
+  // An attribute that depends on tensor values is refused, named.
+  const char *byValue = R"(7767517
+4 4
+pnnx.Input      in   0 1 0 #0=(2,6)f32
+pnnx.Input      in1  0 1 1 #1=(2)i64
+Tensor.reshape  r    2 1 0 1 2 $input=0 $shape=1 #2=(3,4)f32
+pnnx.Output     out  1 0 2
+)";
+  auto cm = rt::CompiledModel::compile(*pnnxModel(byValue));
+  REQUIRE(!cm);
+  std::string msg = llvm::toString(cm.takeError());
+  CHECK_MESSAGE(msg.find("m.pnnx.param:5") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("attribute 'shape' is computed from tensor values") != std::string::npos,
+                msg);
 }
 
 TEST_CASE("input shapes: the plans of one model prepare each weight once") {

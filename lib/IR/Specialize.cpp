@@ -1,5 +1,6 @@
 //===- Specialize.cpp - A module at other input shapes --------------------===//
 #include "kc/IR/Specialize.h"
+#include "kc/IR/AttrOperands.h"
 #include "kc/IR/Diagnostic.h"
 #include "kc/IR/Functor.h"
 #include "kc/IR/TypeInference.h"
@@ -139,7 +140,9 @@ llvm::Expected<ModulePtr> specializeInputs(const Module &m, llvm::ArrayRef<Type>
   newMain->setLoc(main->loc());
   out->add(newMain);
   if (auto e = inferTypes(*out))
-    return std::move(e);
+    return e;
+  if (auto e = bindAttrOperands(*out))
+    return e;
   return out;
 }
 

@@ -1,5 +1,6 @@
 //===- TypeInference.cpp - Type inference ---------------------------------===//
 #include "kc/IR/TypeInference.h"
+#include "kc/IR/AttrOperands.h"
 #include "kc/IR/Diagnostic.h"
 #include "kc/Support/Quote.h"
 #include "kc/IR/Functor.h"
@@ -55,6 +56,12 @@ llvm::Expected<Type> inferCallType(const CallNode &call) {
   const OpDef *op = call.opDef();
   if (!op || !op->getTypeRule())
     return Type();
+  // Attributes given as operands are known once the shapes they read are;
+  // until then the result's type is too.
+  if (hasAttrOperands(call)) {
+    Call bound = bindAttrOperands(call);
+    return bound ? inferCallType(*bound) : Type();
+  }
   // The rule reads its integer attributes without an error path; a float
   // that is no integer among them refuses the call here.
   IntAttrCheck check;

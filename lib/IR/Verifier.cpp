@@ -1,5 +1,6 @@
 //===- Verifier.cpp - IR invariants ---------------------------------------===//
 #include "kc/IR/Verifier.h"
+#include "kc/IR/AttrOperands.h"
 #include "kc/IR/Diagnostic.h"
 #include "kc/Support/Quote.h"
 #include "kc/IR/Functor.h"
@@ -112,6 +113,8 @@ private:
     size_t data = 0;
     for (size_t i = 0; i < c->numArgs(); ++i) {
       const ArgKey &k = c->keys()[i];
+      if (isAttrOperand(*c, i))
+        continue;
       if (k.role != ArgRole::Weight) {
         ++data;
         continue;

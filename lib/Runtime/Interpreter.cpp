@@ -1,6 +1,7 @@
 //===- Interpreter.cpp - Executes a module --------------------------------===//
 #include "kc/Runtime/Interpreter.h"
 #include "Plan.h"
+#include "kc/IR/AttrOperands.h"
 #include "kc/IR/Specialize.h"
 
 #include <algorithm>
@@ -97,7 +98,19 @@ llvm::Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Modu
     return error("the module has no @main");
   I.source = m.clone();
   if (staticInputs(*main)) {
-    auto p = Plan::build(I.source, opts, I.threads, I.weights);
+    // Attributes given as operands are bound in a copy: the source keeps
+    // them for plans at other shapes.
+    ModulePtr planned = I.source;
+    if (hasAttrOperands(*I.source)) {
+      std::vector<Type> declared;
+      for (const Var &p : main->params())
+        declared.push_back(p->type());
+      auto m = specializeInputs(*I.source, declared);
+      if (!m)
+        return m.takeError();
+      planned = std::move(*m);
+    }
+    auto p = Plan::build(planned, opts, I.threads, I.weights);
     if (!p)
       return p.takeError();
     I.primary = std::move(*p);

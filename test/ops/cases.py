@@ -825,6 +825,19 @@ for name, f, ty in [
      "torch.empty_like"),
     ("arange", lambda x: x + torch.arange(x.size(1)), "torch.arange"),
     ("arange_float", lambda x: torch.arange(0.5, x.size(0), 0.5), "torch.arange"),
+    # dtype given, and torch.full's taken from an integer fill value
+    ("zeros_long", lambda x: torch.zeros(x.size(0), 4, dtype=torch.long), "torch.zeros"),
+    ("ones_bool", lambda x: torch.ones(x.size(0), 3, dtype=torch.bool), "torch.ones"),
+    ("empty_long_fill", lambda x: torch.empty(x.size(0), 2, dtype=torch.long).fill_(3),
+     "torch.empty"),
+    ("full_int", lambda x: torch.full((x.size(0), 2), 7), "torch.full"),
+    ("full_dtype", lambda x: torch.full((x.size(0), 2), 3, dtype=torch.float) * x[:, :2],
+     "torch.full"),
+    ("new_zeros_long", lambda x: x.new_zeros((x.size(0), 4), dtype=torch.long), "Tensor.new_zeros"),
+    ("new_ones_bool", lambda x: x.new_ones((x.size(0), 2), dtype=torch.bool), "Tensor.new_ones"),
+    ("new_empty_long", lambda x: x.new_empty((x.size(0), 2), dtype=torch.long).fill_(-4),
+     "Tensor.new_empty"),
+    ("arange_dtype", lambda x: x + torch.arange(x.size(1), dtype=torch.float), "torch.arange"),
 ]:
     case("create_" + name, lambda f=f: Fn(f), [f32(2, 4)], ty, shape2=[(3, 4)])
 

@@ -19,16 +19,17 @@ private:
   T v_;
 };
 
-/// The value a fill op writes: Tensor.fill's `value`, torch.full_like's
-/// `fill_value`, 1 for ones_like, 0 for zeros_like and empty_like (whose
-/// elements PyTorch leaves unset).
+/// The value a fill op writes: Tensor.fill's `value`, the `fill_value` of
+/// full and full_like, 1 for the ones, 0 for the zeros and the
+/// empties (whose elements PyTorch leaves unset).
 AttrValue fillValue(const CallNode &c) {
   llvm::StringRef op = c.calleeName();
-  if (op == "torch.ones_like")
+  if (op.endswith("ones_like") || op.endswith("ones"))
     return AttrValue::integer(1);
-  if (op == "torch.zeros_like" || op == "torch.empty_like")
+  if (op.endswith("zeros_like") || op.endswith("zeros") || op.endswith("empty_like") ||
+      op.endswith("empty"))
     return AttrValue::integer(0);
-  const AttrValue *v = c.attrs().find(op == "torch.full_like" ? "fill_value" : "value");
+  const AttrValue *v = c.attrs().find(op == "Tensor.fill" ? "value" : "fill_value");
   return v ? *v : AttrValue();
 }
 
@@ -67,6 +68,64 @@ KC_REGISTER_KERNEL_DTYPES(empty_like, "torch.empty_like", makeFill, kRealDTypes,
                           (DTypeSet{DType::F32, DType::I64, DType::Bool}));
 KC_REGISTER_KERNEL_DTYPES(full_like, "torch.full_like", makeFill, kRealDTypes,
                           (DTypeSet{DType::F32, DType::I64, DType::Bool}));
+// The sized fills take no tensor but new_*'s, which lends only its dtype.
+#define KC_SIZED_FILL_KERNEL(ID, NAME)                                                             \
+  KC_REGISTER_KERNEL_DTYPES(ID, NAME, makeFill, kRealDTypes,                                       \
+                            (DTypeSet{DType::F32, DType::I64, DType::Bool}))
+KC_SIZED_FILL_KERNEL(zeros, "torch.zeros");
+KC_SIZED_FILL_KERNEL(ones, "torch.ones");
+KC_SIZED_FILL_KERNEL(empty, "torch.empty");
+KC_SIZED_FILL_KERNEL(full, "torch.full");
+KC_SIZED_FILL_KERNEL(new_zeros, "Tensor.new_zeros");
+KC_SIZED_FILL_KERNEL(new_ones, "Tensor.new_ones");
+KC_SIZED_FILL_KERNEL(new_empty, "Tensor.new_empty");
+#undef KC_SIZED_FILL_KERNEL
+
+/// torch.arange: element i is start + i * step, computed in int64 for an
+/// integer result and in double for a floating one, as PyTorch does.
+template <typename T> class ArangeKernel final : public OpKernel {
+public:
+  ArangeKernel(double start, double step, int64_t istart, int64_t istep)
+      : start_(start), step_(step), istart_(istart), istep_(istep) {}
+  void run(llvm::ArrayRef<const Tensor *>, llvm::ArrayRef<Tensor *> out,
+           ExecContext &) const override {
+    T *y = out[0]->data<T>();
+    int64_t n = out[0]->numel();
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_floating_point_v<T>)
+        y[i] = T(start_ + double(i) * step_);
+      else
+        y[i] = T(istart_ + i * istep_);
+    }
+  }
+
+private:
+  double start_, step_;
+  int64_t istart_, istep_;
+};
+
+llvm::Expected<std::unique_ptr<OpKernel>> makeArange(const CallNode &c,
+                                                     const KernelBuildContext &) {
+  double start = c.attrs().getFloat("start", 0), step = c.attrs().getFloat("step", 1);
+  const AttrValue *s = c.attrs().find("start"), *st = c.attrs().find("step");
+  bool intBounds = (!s || s->isInt()) && (!st || st->isInt());
+  switch (outputDType(c)) {
+  case DType::F32:
+    return std::unique_ptr<OpKernel>(new ArangeKernel<float>(start, step, 0, 0));
+  case DType::I64:
+    // An integer result of float bounds takes PyTorch's route: the values
+    // computed in double, then truncated.
+    if (!intBounds)
+      return kernelError(c, "an integer result of floating bounds is not supported");
+    return std::unique_ptr<OpKernel>(
+        new ArangeKernel<int64_t>(0, 0, s ? s->getInt() : 0, st ? st->getInt() : 1));
+  default:
+    return kernelError(c,
+                       "a result of type " + dtypeName(outputDType(c)).str() + " is not supported");
+  }
+}
+KC_REGISTER_KERNEL_DTYPES(arange, "torch.arange", makeArange, kRealDTypes,
+                          (DTypeSet{DType::F32, DType::I64}));
 
 } // namespace
 } // namespace kc::rt
