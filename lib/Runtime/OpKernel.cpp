@@ -4,6 +4,7 @@
 #include "kc/Support/FloatToInt.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <optional>
 
@@ -147,35 +148,52 @@ llvm::Expected<Tensor> materializeConstant(const ConstantNode &c) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "weight '" + c.name() +
                                        "' has no data (is the .pnnx.bin beside the .param?)");
-  Tensor t = Tensor::empty(tt->dtype(), tt->dims());
   auto bytes = c.data()->bytes();
-  if (bytes.size() == t.nbytes()) {
-    c.data()->prefault();
-    if (!bytes.empty()) // the bytes of an empty weight may be a null pointer
-      std::memcpy(t.raw(), bytes.data(), bytes.size());
-    // Kernels keep their own packed copy; the mapped one need not stay
-    // resident (it is paged in again if anything reads it later).
-    c.data()->releasePages();
-  } else if (tt->rank() == 0 && bytes.empty())
-    ; // a folded scalar written without bytes reads as zero
-  else
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "weight '" + c.name() + "' holds " + std::to_string(bytes.size()) + " bytes, but " +
-            typeToString(c.type()) + " needs " + std::to_string(t.nbytes()));
+  size_t need = size_t(numElements(tt->dims())) * dtypeSize(tt->dtype());
+  if (bytes.size() == need)
+    return copyConstantBytes(*c.data(), tt->dtype(), tt->dims());
+  if (tt->rank() == 0 && bytes.empty())
+    return Tensor::empty(tt->dtype(), {}); // a folded scalar written without bytes reads as zero
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "weight '" + c.name() + "' holds " + std::to_string(bytes.size()) +
+                                     " bytes, but " + typeToString(c.type()) + " needs " +
+                                     std::to_string(need));
+}
+
+Tensor copyConstantBytes(const TensorData &data, DType dtype, llvm::ArrayRef<int64_t> shape) {
+  Tensor t = Tensor::empty(dtype, shape);
+  auto bytes = data.bytes();
+  assert(bytes.size() == t.nbytes());
+  data.prefault();
+  if (!bytes.empty()) // the bytes of an empty weight may be a null pointer
+    std::memcpy(t.raw(), bytes.data(), bytes.size());
+  // Kernels keep their own packed copy; the mapped one need not stay
+  // resident (it is paged in again if anything reads it later).
+  data.releasePages();
   return t;
+}
+
+bool needsAlignedCopy(const ConstantNode &c) {
+  auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get());
+  if (c.isScalar() || !c.hasData() || !tt || !tt->isStatic())
+    return false;
+  size_t align = dtypeSize(tt->dtype());
+  size_t need = size_t(numElements(tt->dims())) * align;
+  auto bytes = c.data()->bytes();
+  return bytes.size() == need && need != 0 &&
+         reinterpret_cast<uintptr_t>(bytes.data()) % align != 0;
 }
 
 llvm::Expected<Tensor> viewConstant(const ConstantNode &c) {
   auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get());
-  if (c.isScalar() || !c.hasData() || !c.data()->isMapped() || !tt || !tt->isStatic())
+  if (c.isScalar() || !c.hasData() || !tt || !tt->isStatic())
     return materializeConstant(c);
   auto bytes = c.data()->bytes();
   size_t align = dtypeSize(tt->dtype());
   size_t need = size_t(numElements(tt->dims())) * align;
   if (bytes.size() != need || need == 0 || reinterpret_cast<uintptr_t>(bytes.data()) % align)
     return materializeConstant(c);
-  // The mapping is read-only: kernels given a view never write through it.
+  // Kernels given a view never write through it (a mapping is read-only).
   std::shared_ptr<void> owner(std::const_pointer_cast<TensorData>(c.data()),
                               const_cast<uint8_t *>(bytes.data()));
   return Tensor::view(tt->dtype(), tt->dims(), owner.get(), owner);

@@ -164,11 +164,22 @@ llvm::Expected<std::vector<int64_t>> staticShape(const CallNode &call, const Typ
 /// aligned tensor of its type; errors if the data is absent.
 llvm::Expected<Tensor> materializeConstant(const ConstantNode &c);
 
-/// A read-only view of a tensor constant's bytes where they lie, in the
-/// mapped .bin, when they are present, of the right size and aligned for
-/// the dtype; otherwise a copy as materializeConstant makes. The view keeps
-/// the mapping alive. For kernels that only ever read their weights: it
-/// saves the copy at load and counts the bytes in memory once.
+/// A read-only view of a tensor constant's bytes where they lie (in the
+/// mapped .bin, or in the constant itself: a folded one) when they are
+/// present, of the right size and aligned for the dtype; otherwise a copy
+/// as materializeConstant makes. The view keeps the bytes alive. For
+/// kernels that only ever read their weights: it saves the copy at load and
+/// at every plan, and counts the bytes in memory once.
 llvm::Expected<Tensor> viewConstant(const ConstantNode &c);
+
+/// True when viewConstant would copy `c` only because its bytes (present,
+/// of the right size) are not aligned for its dtype: a kernel that
+/// prepares the weight in a layout of its own can copy it later, when it
+/// does (copyConstantBytes), or never.
+bool needsAlignedCopy(const ConstantNode &c);
+
+/// Copies `bytes`, exactly the size of a `dtype` tensor of `shape`, into
+/// such a tensor (aligned); mapped pages are released after the copy.
+Tensor copyConstantBytes(const TensorData &bytes, DType dtype, llvm::ArrayRef<int64_t> shape);
 
 } // namespace kc::rt

@@ -14,7 +14,8 @@
 // (docs/performance.md has the full account):
 //
 // - Winograd F(4x4, 3x3) for 3x3 stride-1 ungrouped layers with at least
-//   16 input and 16 output channels and 64 outputs per plane.
+//   16 input and 16 output channels and 64 outputs per plane, and, when
+//   the transformed filters outgrow the L2 cache, 16 tiles per plane.
 // - Depthwise layers run a direct loop per channel plane.
 // - Deep layers (K > 256, or at most 64 outputs per plane; at most 256
 //   outputs) run on the panel kernel over weights packed once.
@@ -42,6 +43,16 @@ namespace {
 /// Below 16 outputs or 64 positions the transforms are not amortized; on
 /// 7x7 planes (4 tiles) the 36 products are matrix-vector-like.
 constexpr int64_t kMinWinogradChannels = 16, kMinWinogradOutputs = 16, kMinWinogradPlane = 64;
+
+/// Winograd's transformed filters are 4x the weight (36 values for 9) and
+/// are read whole on every run. Beyond the L2 cache (1 MiB) they stream
+/// from memory, which only pays on planes of at least 16 tiles: on 9x9 and
+/// 10x10 planes (9 tiles; resnet18 at 288 and 320) its 512-channel layers
+/// run as fast or faster on the panel kernel (resnet18 1x3x288x288 at 1
+/// thread 25.3 to 23.1 ms, at 320 unchanged), and a model that met those
+/// sizes only at a new input shape does not transform 37.7 MB of filters
+/// per layer for them (resnet18's first run at 320 after 224: 143 MiB).
+constexpr int64_t kWinogradCachedFilters = 1 << 20, kMinWinogradTilesStreamed = 16;
 
 /// Deep layers (few outputs, long K) run on the panel kernel over weights
 /// packed once, where OpenBLAS would pack the large weight matrix again on
@@ -98,8 +109,11 @@ DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
 ConvChoice chooseConv(const ConvGeometry &g, const ConvContext &ctx) {
   ConvChoice c;
   const int64_t outputs = g.outputs();
+  const int64_t tiles = ((g.OH + 3) / 4) * ((g.OW + 3) / 4);
+  const bool filtersInCache = g.C * g.OC * 36 * int64_t(sizeof(float)) <= kWinogradCachedFilters;
   if (ctx.winograd && g.is3x3() && g.SW == 1 && g.G == 1 && g.C >= kMinWinogradChannels &&
-      g.OC >= kMinWinogradOutputs && outputs >= kMinWinogradPlane) {
+      g.OC >= kMinWinogradOutputs && outputs >= kMinWinogradPlane &&
+      (filtersInCache || tiles >= kMinWinogradTilesStreamed)) {
     c.algo = ConvAlgo::Winograd;
   } else if (g.depthwise()) {
     c.algo = ConvAlgo::Depthwise;

@@ -48,12 +48,26 @@ llvm::Expected<ConvGeometry> convGeometry(const CallNode &c) {
 llvm::Expected<ConvWeights> convWeights(const CallNode &c, int64_t expectedWeights,
                                         bool transposed) {
   ConvWeights r;
-  if (llvm::Error e = takeWeights(c, {{"weight", &r.w, true, WeightUse::ReadOnly}, {"bias", &r.b}}))
-    return std::move(e);
-  if (r.w.numel() != expectedWeights)
-    return kernelError(c, "weight shape " + shapeToString(r.w.shape()) + " does not match the " +
-                              (transposed ? "transposed convolution" : "convolution"));
-  r.mapped = c.weight("weight")->data();
+  const ConstantNode *weight = c.weight("weight");
+  auto *tt = weight ? llvm::dyn_cast_or_null<TensorTypeNode>(weight->type().get()) : nullptr;
+  if (weight && tt && tt->dtype() == DType::F32 && needsAlignedCopy(*weight)) {
+    // Copied when a kernel prepares it, if no other plan has (WeightSource).
+    Shape shape(tt->dims().begin(), tt->dims().end());
+    if (numElements(shape) != expectedWeights)
+      return kernelError(c, "weight shape " + shapeToString(shape) + " does not match the " +
+                                (transposed ? "transposed convolution" : "convolution"));
+    r.pending = WeightSource(weight->data(), DType::F32, std::move(shape));
+    if (llvm::Error e = takeWeights(c, {{"bias", &r.b}}))
+      return std::move(e);
+  } else {
+    if (llvm::Error e =
+            takeWeights(c, {{"weight", &r.w, true, WeightUse::ReadOnly}, {"bias", &r.b}}))
+      return std::move(e);
+    if (r.w.numel() != expectedWeights)
+      return kernelError(c, "weight shape " + shapeToString(r.w.shape()) + " does not match the " +
+                                (transposed ? "transposed convolution" : "convolution"));
+  }
+  r.mapped = weight->data();
   return r;
 }
 

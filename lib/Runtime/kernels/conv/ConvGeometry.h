@@ -4,6 +4,7 @@
 #include "../Blas.h"
 #include "../CallInfo.h"
 #include "../Epilogue.h"
+#include "../PreparedWeight.h"
 
 #include <utility>
 
@@ -32,11 +33,20 @@ llvm::Expected<ConvGeometry> convGeometry(const CallNode &c);
 
 /// A convolution's weight (OC × C/G × KH × KW, or C × OC/G × KH × KW
 /// transposed), its bias (or empty), and the mapped .bin bytes the weight
-/// may view (or null), released once the weight is packed.
+/// may view (or null), released once the weight is packed. A weight whose
+/// bytes are not aligned is not copied yet (`w` empty, `pending` set): a
+/// kernel that prepares it takes source(), one that reads it as it is calls
+/// materialize() first.
 struct ConvWeights {
   Tensor w, b;
   TensorDataPtr mapped;
+  WeightSource pending;
   const float *bias() const { return b.defined() && b.numel() ? b.data<float>() : nullptr; }
+  WeightSource source() { return w.defined() ? WeightSource(std::move(w)) : std::move(pending); }
+  void materialize() {
+    if (!w.defined())
+      w = pending.take();
+  }
 };
 
 /// A convolution kernel: its geometry, weights and the threads its

@@ -41,7 +41,7 @@ public:
   /// are let go once the filters are transformed.
   Winograd43Kernel(const ConvGeometry &g, ConvWeights w)
       : N_(g.N), C_(g.C), H_(g.H), W_(g.W), OC_(g.OC), OH_(g.OH), OW_(g.OW), PH_(g.PH), PW_(g.PW),
-        U_(std::move(w.w), "winograd-4x4-3x3", w.mapped), b_(std::move(w.b)),
+        U_(w.source(), "winograd-4x4-3x3", w.mapped), b_(std::move(w.b)),
         mapped_(std::move(w.mapped)), threads_(omp_get_max_threads()) {
     TH_ = (OH_ + 3) / 4, TW_ = (OW_ + 3) / 4, T_ = TH_ * TW_;
     // The 36 planes a tile touches are one padded cache line apart so they
