@@ -17,6 +17,7 @@
 #include "ReferenceRun.h"
 
 #include "kc/Import/Importer.h"
+#include "kc/Support/Half.h"
 #include "kc/Support/ZipArchive.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -33,30 +34,6 @@ namespace {
 
 const DType kTypes[] = {DType::F64, DType::F16, DType::BF16, DType::I8,  DType::U8,
                         DType::I16, DType::I32, DType::I64,  DType::Bool};
-
-uint16_t toHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t e = int32_t((x >> 23) & 0xff) - 127 + 15;
-  uint32_t m = x & 0x7fffffu;
-  if (e <= 0) // the inputs here are far from f16's subnormals: flush them
-    return uint16_t(sign);
-  if (e >= 31)
-    return uint16_t(sign | 0x7c00u);
-  uint32_t h = sign | uint32_t(e) << 10 | m >> 13;
-  return uint16_t(h + ((m >> 12) & 1u)); // round half up
-}
-
-float fromHalf(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  uint32_t x = e == 0    ? sign
-               : e == 31 ? sign | 0x7f800000u | m << 13
-                         : sign | (e - 15 + 127) << 23 | m << 13;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
 
 uint16_t toBf16(float f) {
   uint32_t x;
@@ -79,7 +56,7 @@ double through(DType t, double v) {
   case DType::F64:
     return v;
   case DType::F16:
-    return fromHalf(toHalf(float(v)));
+    return halfToFloat(floatToHalf(float(v)));
   case DType::BF16:
     return fromBf16(toBf16(float(v)));
   case DType::Bool:
@@ -100,7 +77,7 @@ void store(rt::Tensor &t, int64_t i, double v) {
     t.data<double>()[i] = v;
     break;
   case DType::F16:
-    t.data<uint16_t>()[i] = toHalf(float(v));
+    t.data<uint16_t>()[i] = floatToHalf(float(v));
     break;
   case DType::BF16:
     t.data<uint16_t>()[i] = toBf16(float(v));
@@ -135,7 +112,7 @@ double load(const rt::Tensor &t, int64_t i) {
   case DType::F64:
     return t.data<double>()[i];
   case DType::F16:
-    return fromHalf(t.data<uint16_t>()[i]);
+    return halfToFloat(t.data<uint16_t>()[i]);
   case DType::BF16:
     return fromBf16(t.data<uint16_t>()[i]);
   case DType::I8:

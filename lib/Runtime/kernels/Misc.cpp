@@ -4,6 +4,7 @@
 
 #include "kc/IR/Padding.h"
 #include "kc/Support/FloatToInt.h"
+#include "kc/Support/Half.h"
 
 #include <cstring>
 
@@ -139,10 +140,11 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePixelShuffle(const CallNode &c,
 KC_REGISTER_KERNEL(pixelshuffle, "nn.PixelShuffle", withShapes<makePixelShuffle<true>>);
 KC_REGISTER_KERNEL(pixelunshuffle, "nn.PixelUnshuffle", withShapes<makePixelShuffle<false>>);
 
-/// Tensor.to: element type conversion between f32, f64, i64, i32 and bool,
-/// with PyTorch's results: floating to integer through torchCast (defined
-/// for NaN, infinities and out-of-range values), integer to integer
-/// keeping the low bits, integers to floating never through a narrower type.
+/// Tensor.to: element type conversion between f32, f64, f16, i64, i32 and
+/// bool, with PyTorch's results: floating to integer through torchCast
+/// (defined for NaN, infinities and out-of-range values), integer to integer
+/// keeping the low bits, integers to floating never through a narrower type
+/// (to f16 through f32, as c10::Half converts).
 class CastKernel final : public OpKernel {
 public:
   CastKernel(DType from, DType to) : from_(from), to_(to) {}
@@ -153,8 +155,9 @@ public:
     if (isFloating(from_)) {
       for (int64_t i = 0; i < n; ++i)
         store(dst, i,
-              from_ == DType::F32 ? double(static_cast<const float *>(src)[i])
-                                  : static_cast<const double *>(src)[i]);
+              from_ == DType::F32   ? double(static_cast<const float *>(src)[i])
+              : from_ == DType::F16 ? double(halfToFloat(static_cast<const uint16_t *>(src)[i]))
+                                    : static_cast<const double *>(src)[i]);
       return;
     }
     for (int64_t i = 0; i < n; ++i)
@@ -192,6 +195,9 @@ private:
     case DType::F64:
       static_cast<double *>(p)[i] = double(v);
       break;
+    case DType::F16:
+      static_cast<uint16_t *>(p)[i] = floatToHalf(float(v));
+      break;
     case DType::I64:
       static_cast<int64_t *>(p)[i] = toInteger<int64_t>(v);
       break;
@@ -213,17 +219,18 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeCast(const CallNode &c, const Kern
     return kernelError(c, "needs a typed input");
   DType from = it->dtype(), to = outputDType(c);
   auto ok = [](DType d) {
-    return d == DType::F32 || d == DType::F64 || d == DType::I64 || d == DType::I32 ||
-           d == DType::Bool;
+    return d == DType::F32 || d == DType::F64 || d == DType::F16 || d == DType::I64 ||
+           d == DType::I32 || d == DType::Bool;
   };
   if (!ok(from) || !ok(to))
     return kernelError(c, "conversion from " + dtypeName(from) + " to " + dtypeName(to) +
                               " is not supported");
   return std::unique_ptr<OpKernel>(new CastKernel(from, to));
 }
-KC_REGISTER_KERNEL_DTYPES(to, "Tensor.to", makeCast,
-                          (DTypeSet{DType::F32, DType::F64, DType::I64, DType::I32, DType::Bool}),
-                          (DTypeSet{DType::F32, DType::F64, DType::I64, DType::I32, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(
+    to, "Tensor.to", makeCast,
+    (DTypeSet{DType::F32, DType::F64, DType::F16, DType::I64, DType::I32, DType::Bool}),
+    (DTypeSet{DType::F32, DType::F64, DType::F16, DType::I64, DType::I32, DType::Bool}));
 
 } // namespace
 } // namespace kc::rt
