@@ -4,8 +4,9 @@
 // (test/ops/make_fixtures.py), its inputs and PyTorch's outputs. Each one
 // runs as kc-run would run it: without passes, after -O, and after -O on
 // one thread (kernels choose algorithms by thread count). Tolerance:
-// |a - b| <= 1e-4 + 1e-4 * |b| elementwise for f32, exact for other dtypes,
-// unless test/ops/expectations.txt widens it for a case, with the reason.
+// |a - b| <= 1e-4 + 1e-4 * |b| elementwise for f32 and f16 (widened), exact
+// for other dtypes, unless test/ops/expectations.txt widens it for a case,
+// with the reason.
 //
 // A case expectations.txt marks `unsupported` must still import and type,
 // and then fail to compile with an error naming the op it names and that

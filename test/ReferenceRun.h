@@ -5,8 +5,8 @@
 /// folders of real conversions (`model.pnnx.param`, `in<i>.npy`,
 /// `out<i>.npy`): import, infer types, verify, optionally run the default
 /// pipeline, compile, run, and compare every output with PyTorch's:
-/// f32 within |a - b| <= atol + rtol * |b| elementwise, other dtypes
-/// byte for byte.
+/// f32 and f16 within |a - b| <= atol + rtol * |b| elementwise, other
+/// dtypes byte for byte.
 ///
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -18,6 +18,7 @@
 #include "kc/Import/Importer.h"
 #include "kc/Pass/PassManager.h"
 #include "kc/Runtime/Interpreter.h"
+#include "kc/Support/Half.h"
 #include "kc/Support/Npy.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -96,7 +97,7 @@ inline OutputCheck compareOutput(const rt::Tensor &got, const NpyArray &want, do
             ", PyTorch gave " + dtypeName(want.dtype).str() + rt::shapeToString(want.shape);
     return r;
   }
-  if (got.dtype() != DType::F32) {
+  if (got.dtype() != DType::F32 && got.dtype() != DType::F16) {
     r.ok = got.nbytes() == want.data.size() &&
            std::memcmp(got.raw(), want.data.data(), got.nbytes()) == 0;
     r.worst = r.ok ? 0 : INFINITY;
@@ -104,8 +105,19 @@ inline OutputCheck compareOutput(const rt::Tensor &got, const NpyArray &want, do
       r.why = "the " + dtypeName(got.dtype()).str() + " values differ";
     return r;
   }
-  const float *a = got.data<float>();
+  // f16 is compared as the f32 values it holds.
+  std::vector<float> wideGot, wideWant;
+  const float *a = got.dtype() == DType::F32 ? got.data<float>() : nullptr;
   const float *b = reinterpret_cast<const float *>(want.data.data());
+  if (!a) {
+    wideGot.resize(size_t(got.numel()));
+    wideWant.resize(size_t(got.numel()));
+    halfToFloat(got.data<uint16_t>(), wideGot.data(), wideGot.size());
+    halfToFloat(reinterpret_cast<const uint16_t *>(want.data.data()), wideWant.data(),
+                wideWant.size());
+    a = wideGot.data();
+    b = wideWant.data();
+  }
   int64_t bad = 0, first = -1;
   for (int64_t k = 0; k < got.numel(); ++k) {
     double d = std::fabs(double(a[k]) - double(b[k]));

@@ -3,6 +3,8 @@
 #include "Plan.h"
 #include "kc/IR/AttrOperands.h"
 #include "kc/IR/Specialize.h"
+#include "kc/IR/WidenHalf.h"
+#include "kc/Support/Half.h"
 
 #include <algorithm>
 #include <mutex>
@@ -37,6 +39,7 @@ struct CompiledModel::Impl {
   CompileOptions opts;
   int threads = 1;
   ModulePtr source;                                 ///< what new plans specialize
+  ModulePtr halfSource; ///< an f16 model as given (source computes it in f32)
   std::shared_ptr<WeightCache> weights = std::make_shared<WeightCache>();
   std::vector<TensorSpec> inputSpecs, outputSpecs; ///< as declared (-1: any size)
   std::shared_ptr<Plan> primary;                    ///< at the declared shapes, if static
@@ -66,7 +69,7 @@ static std::vector<TensorSpec> specsOf(llvm::ArrayRef<Type> types,
   std::vector<TensorSpec> specs;
   for (size_t i = 0; i < types.size(); ++i) {
     TensorSpec s;
-    s.name = i < names.size() ? names[i] : std::to_string(i);
+    s.name = i < names.size() ? names[i] : "out" + std::to_string(i); // as Schedule names them
     if (auto *t = llvm::dyn_cast_or_null<TensorTypeNode>(types[i].get())) {
       s.dtype = t->dtype();
       s.shape.assign(t->dims().begin(), t->dims().end());
@@ -74,6 +77,17 @@ static std::vector<TensorSpec> specsOf(llvm::ArrayRef<Type> types,
     specs.push_back(std::move(s));
   }
   return specs;
+}
+
+/// `t` (f16 or f32) converted to `to` (f32 or f16).
+static Tensor convertHalf(const Tensor &t, DType to) {
+  Tensor r = Tensor::empty(to, t.shape());
+  size_t n = size_t(t.numel());
+  if (to == DType::F32)
+    halfToFloat(t.data<uint16_t>(), r.data<float>(), n);
+  else
+    floatToHalf(t.data<float>(), r.data<uint16_t>(), n);
+  return r;
 }
 
 /// True if every parameter of `main` has a tensor type of known dims.
@@ -96,29 +110,7 @@ llvm::Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Modu
   Function main = m.main();
   if (!main)
     return error("the module has no @main");
-  I.source = m.clone();
-  if (staticInputs(*main)) {
-    // Attributes given as operands are bound in a copy: the source keeps
-    // them for plans at other shapes.
-    ModulePtr planned = I.source;
-    if (hasAttrOperands(*I.source)) {
-      std::vector<Type> declared;
-      for (const Var &p : main->params())
-        declared.push_back(p->type());
-      auto m = specializeInputs(*I.source, declared);
-      if (!m)
-        return m.takeError();
-      planned = std::move(*m);
-    }
-    auto p = Plan::build(planned, opts, I.threads, I.weights);
-    if (!p)
-      return p.takeError();
-    I.primary = std::move(*p);
-    I.inputSpecs = I.primary->schedule.inputSpecs;
-    I.outputSpecs = I.primary->schedule.outputSpecs;
-    return cm;
-  }
-  // `?` dims: plans are made per input shape, at the first run.
+  // The inputs and outputs as the model declares them.
   std::vector<Type> in, out;
   std::vector<std::string> names;
   for (const Var &p : main->params()) {
@@ -132,6 +124,45 @@ llvm::Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Modu
     out.push_back(ret);
   I.inputSpecs = specsOf(in, names);
   I.outputSpecs = specsOf(out, {});
+  if (mentionsHalf(m)) {
+    // Computed in f32; f16 only at the inputs and outputs (run()).
+    auto wide = widenHalf(m);
+    if (!wide)
+      return wide.takeError();
+    I.source = std::move(*wide);
+    I.halfSource = m.clone();
+  } else {
+    I.source = m.clone();
+  }
+  if (!staticInputs(*main))
+    return cm; // `?` dims: plans are made per input shape, at the first run
+  // Attributes given as operands are bound in a copy: the source keeps
+  // them for plans at other shapes.
+  ModulePtr planned = I.source;
+  if (hasAttrOperands(*I.source)) {
+    std::vector<Type> declared;
+    for (const Var &p : I.source->main()->params())
+      declared.push_back(p->type());
+    auto m = specializeInputs(*I.source, declared);
+    if (!m)
+      return m.takeError();
+    planned = std::move(*m);
+  }
+  auto p = Plan::build(planned, opts, I.threads, I.weights);
+  if (!p)
+    return p.takeError();
+  I.primary = std::move(*p);
+  for (const TensorSpec &s : I.outputSpecs)
+    I.primary->halfOutputs.push_back(s.dtype == DType::F16);
+  // The plan's specs, but f16 where the model takes or gives f16.
+  auto keepHalf = [](std::vector<TensorSpec> &planned, llvm::ArrayRef<TensorSpec> declared) {
+    for (size_t i = 0; i < planned.size() && i < declared.size(); ++i)
+      if (declared[i].dtype == DType::F16)
+        planned[i].dtype = DType::F16;
+    return planned;
+  };
+  I.inputSpecs = keepHalf(I.primary->schedule.inputSpecs, I.inputSpecs);
+  I.outputSpecs = keepHalf(I.primary->schedule.outputSpecs, I.outputSpecs);
   return cm;
 }
 
@@ -169,6 +200,23 @@ llvm::Expected<std::shared_ptr<Plan>> CompiledModel::Impl::planFor(llvm::ArrayRe
   auto p = Plan::build(std::move(*m), opts, threads, weights);
   if (!p)
     return fail(p.takeError());
+  if (halfSource) {
+    // Which outputs the model gives in f16 at these shapes: its own types
+    // inferred from them (`?` dims may have hidden them until now).
+    std::vector<Type> given;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      given.push_back(tensorType(inputSpecs[i].dtype, inputs[i].shape()));
+    auto asGiven = specializeInputs(*halfSource, given);
+    if (!asGiven)
+      return fail(asGiven.takeError());
+    const Type &ret = (*asGiven)->main()->body()->type();
+    auto *tu = llvm::dyn_cast_or_null<TupleTypeNode>(ret.get());
+    for (size_t i = 0; i < outputSpecs.size(); ++i) {
+      const Type &t = tu ? (i < tu->size() ? tu->fields()[i] : Type()) : ret;
+      auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get());
+      (*p)->halfOutputs.push_back(tt && tt->dtype() == DType::F16);
+    }
+  }
   if (plans.size() == kMaxPlans)
     plans.erase(plans.begin());
   plans.emplace_back(std::move(key), *p);
@@ -212,7 +260,16 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
                    typeToString(tensorType(s.dtype, s.shape)) + "), got " +
                    dtypeName(inputs[i].dtype()) + shapeToString(inputs[i].shape()));
   }
-  auto plan = I.planFor(inputs);
+  // f16 inputs are computed as f32 (kc/IR/WidenHalf.h).
+  std::vector<Tensor> widened;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].dtype() == DType::F16) {
+      if (widened.empty())
+        widened.assign(inputs.begin(), inputs.end());
+      widened[i] = convertHalf(inputs[i], DType::F32);
+    }
+  llvm::ArrayRef<Tensor> computed = widened.empty() ? inputs : llvm::ArrayRef<Tensor>(widened);
+  auto plan = I.planFor(computed);
   if (!plan)
     return plan.takeError();
   Plan &P = **plan;
@@ -221,12 +278,16 @@ llvm::Expected<std::vector<Tensor>> CompiledModel::run(llvm::ArrayRef<Tensor> in
   auto state = P.acquire();
   if (!state)
     return state.takeError();
-  auto result = P.runOn(**state, inputs);
+  auto result = P.runOn(**state, computed);
   P.release(*state);
   {
     std::lock_guard<std::mutex> lock(I.plansMutex);
     I.lastRun = *plan;
   }
+  if (result)
+    for (size_t i = 0; i < result->size() && i < P.halfOutputs.size(); ++i)
+      if (P.halfOutputs[i] && (*result)[i].dtype() == DType::F32)
+        (*result)[i] = convertHalf((*result)[i], DType::F16);
   return result;
 }
 llvm::ArrayRef<TensorSpec> CompiledModel::inputSpecs() const { return impl_->inputSpecs; }

@@ -2,6 +2,7 @@
 #include "kc/Runtime/OpKernel.h"
 #include "kc/IR/Diagnostic.h"
 #include "kc/Support/FloatToInt.h"
+#include "kc/Support/Half.h"
 
 #include <algorithm>
 #include <cassert>
@@ -78,6 +79,8 @@ llvm::Error checkDTypes(const CallNode &call, const KernelEntry &kernel) {
     if (auto *k = llvm::dyn_cast<ConstantNode>(call.arg(i).get()); k && k->isScalar())
       continue;
     const ArgKey &key = call.keys()[i];
+    if (key.role == ArgRole::Weight && isHalfWeight(*call.arg(i)))
+      continue; // read as f32 (weightTensor)
     if (auto e = check(call.arg(i)->type(), kernel.inputs,
                        key.role == ArgRole::Weight ? "weight @" + key.name
                                                    : "operand " + std::to_string(i)))
@@ -161,16 +164,30 @@ llvm::Expected<Tensor> materializeConstant(const ConstantNode &c) {
 }
 
 Tensor copyConstantBytes(const TensorData &data, DType dtype, llvm::ArrayRef<int64_t> shape) {
-  Tensor t = Tensor::empty(dtype, shape);
+  Tensor t = Tensor::empty(dtype == DType::F16 ? DType::F32 : dtype, shape);
   auto bytes = data.bytes();
-  assert(bytes.size() == t.nbytes());
+  assert(bytes.size() == size_t(t.numel()) * dtypeSize(dtype));
   data.prefault();
-  if (!bytes.empty()) // the bytes of an empty weight may be a null pointer
+  if (dtype == DType::F16) {
+    float *out = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      out[i] = halfToFloat(h);
+    }
+  } else if (!bytes.empty()) { // the bytes of an empty weight may be a null pointer
     std::memcpy(t.raw(), bytes.data(), bytes.size());
+  }
   // Kernels keep their own packed copy; the mapped one need not stay
   // resident (it is paged in again if anything reads it later).
   data.releasePages();
   return t;
+}
+
+bool isHalfWeight(const ExprNode &e) {
+  auto *k = llvm::dyn_cast<ConstantNode>(&e);
+  auto *tt = k ? llvm::dyn_cast_or_null<TensorTypeNode>(k->type().get()) : nullptr;
+  return tt && !k->isScalar() && tt->dtype() == DType::F16;
 }
 
 bool needsAlignedCopy(const ConstantNode &c) {

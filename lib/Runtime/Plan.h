@@ -28,6 +28,8 @@ struct Plan {
   size_t arenaBytes = 0, unplanned = 0, workspaceBytes = 0;
   CompileOptions opts;
   int threads = 1; ///< the most threads kernels' scratch is sized for
+  /// The outputs an f16 model gives in f16, computed in f32 (WidenHalf.h).
+  std::vector<bool> halfOutputs;
 
   /// What a run writes: the arena, the kernels' workspace, one tensor per
   /// value (rebound each run), the time of each step. Each concurrent run

@@ -61,6 +61,8 @@ py::dtype numpyType(DType t) {
     return py::dtype::of<float>();
   case DType::F64:
     return py::dtype::of<double>();
+  case DType::F16:
+    return py::dtype("float16");
   case DType::I64:
     return py::dtype::of<int64_t>();
   case DType::I32:
@@ -79,8 +81,8 @@ py::dtype numpyType(DType t) {
 }
 
 std::optional<DType> kcType(const py::dtype &d) {
-  for (DType t : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I16, DType::I8, DType::U8,
-                  DType::Bool})
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::I64, DType::I32, DType::I16, DType::I8,
+                  DType::U8, DType::Bool})
     if (d.is(numpyType(t)) || d.equal(numpyType(t)))
       return t;
   return std::nullopt;

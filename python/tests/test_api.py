@@ -200,3 +200,18 @@ def test_one_model_from_many_threads():
 
 def test_version():
     assert kc.__version__.count(".") == 2
+
+
+def test_f16_model_takes_and_gives_f16():
+    """An f16 model (test/ops/fixtures/half_cnn): f16 arrays in and out,
+    computed in f32, within one half's step of PyTorch's f32 computation on
+    the same f16 values."""
+    fixture = os.path.join(os.path.dirname(PARAM), "..", "..", "test", "ops", "fixtures", "half_cnn")
+    m = kc.load(os.path.join(fixture, "model.pnnx.param"))
+    assert m.inputs[0].dtype == np.float16 and m.outputs[0].dtype == np.float16
+    x, = numbered(fixture, "in")
+    want, = numbered(fixture, "out")
+    got = m(x)  # one output: the array itself
+    assert_close(got, want, atol=1e-3, rtol=1e-3)
+    with pytest.raises(kc.Error, match="must be f16"):
+        m(x.astype(np.float32))

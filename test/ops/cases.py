@@ -12,20 +12,21 @@ import torchvision
 
 
 class Case:
-    def __init__(self, name, build, inputs, expect, shape2=None, torchvision=False):
+    def __init__(self, name, build, inputs, expect, shape2=None, torchvision=False, half=False):
         self.name, self.build, self.inputs = name, build, inputs
         self.expect = [expect] if isinstance(expect, str) else list(expect)
-        self.shape2, self.torchvision = shape2, torchvision
+        self.shape2, self.torchvision, self.half = shape2, torchvision, half
 
 
 CASES = []
 
 
-def case(name, build, inputs, expect, shape2=None, torchvision=False):
+def case(name, build, inputs, expect, shape2=None, torchvision=False, half=False):
     """`shape2`: a second shape per input, for ops pnnx writes only when
     shapes are dynamic (it folds them to constants otherwise); `torchvision`:
-    the module calls torchvision's operators."""
-    CASES.append(Case(name, build, inputs, expect, shape2, torchvision))
+    the module calls torchvision's operators; `half`: the module as an f16
+    model (see make_fixtures.py, `halve`)."""
+    CASES.append(Case(name, build, inputs, expect, shape2, torchvision, half))
 
 
 class Fn(nn.Module):
@@ -1025,3 +1026,49 @@ case("nn_adaptivemaxpool3d_indices", lambda: Fn(lambda m, x: m.p(x), p=nn.Adapti
 case("tv_deform_conv2d_nopad", lambda: Fn(lambda m, x, o: m.d(x, o),
                                           d=torchvision.ops.DeformConv2d(2, 3, 3)),
      [f32(1, 2, 5, 5), f32(1, 18, 3, 3)], "torchvision.ops.DeformConv2d", torchvision=True)
+
+# --- f16 models -----------------------------------------------------------------------------------
+# Models whose tensors are f16, as `module.half()` traced on a GPU would be
+# (PyTorch 1.13 has no f16 kernels on the CPU, where fixtures are made):
+# make_fixtures.py writes pnnx's files with every f32 in f16 and takes the
+# reference from PyTorch in f32 on the f16 values, rounded to f16.
+
+
+class HalfCnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.c2 = nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.c3 = nn.Conv2d(16, 24, 1)
+        self.fc = nn.Linear(24, 10)
+        self.ln = nn.LayerNorm(10)
+
+    def forward(self, x):
+        x = torch.relu(self.c1(x))
+        x = F.hardswish(self.c3(self.c2(x)))
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return torch.softmax(self.ln(self.fc(x)), dim=-1)
+
+
+class HalfAttention(nn.Module):
+    """matmul/softmax attention with pnnx's dynamic reshapes (`?` dims)."""
+
+    def __init__(self, d=16, heads=2):
+        super().__init__()
+        self.heads, self.qkv, self.proj = heads, nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = torch.softmax(q @ k.transpose(-2, -1) * (d // self.heads) ** -0.5, dim=-1)
+        return self.ln(x + self.proj(F.gelu((a @ v).transpose(1, 2).reshape(b, t, d))))
+
+
+case("half_cnn", HalfCnn, [f32(1, 3, 12, 12)], "nn.Conv2d", half=True)
+case("half_attention", HalfAttention, [f32(2, 5, 16)], "nn.Linear", shape2=[(1, 7, 16)],
+     half=True)
+case("half_mha", lambda: Fn(lambda m, q: m.a(q, q, q)[0], a=nn.MultiheadAttention(8, 2)), [E],
+     "nn.MultiheadAttention", half=True)
+case("half_lstm", lambda: Fn(lambda m, x: m.r(x)[0], r=nn.LSTM(6, 5, batch_first=True)),
+     [f32(2, 4, 6)], "nn.LSTM", half=True)

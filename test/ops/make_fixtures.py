@@ -13,6 +13,10 @@ it with the real pnnx, and write into fixtures/<case>/
 The script checks that pnnx wrote every op type the case names (pnnx
 rewrites some modules into other ops: the fixture must test what kc will be
 given) and that the converted graph declares the outputs PyTorch returned.
+
+A `half` case is an f16 model (see `halve`): its files are pnnx's with every
+f32 in f16, its reference PyTorch's f32 computation on the f16 values,
+rounded to f16.
 Run it with Debian's Python (torch 1.13, torchvision):
 
     PNNX=../shared/tools/pnnx/pnnx /usr/bin/python3 test/ops/make_fixtures.py [--only REGEX]
@@ -22,6 +26,7 @@ again rewrites the same bytes. kc's build and tests never run it.
 """
 
 import argparse
+import copy
 import warnings
 import os
 import re
@@ -176,6 +181,10 @@ def make(case, pnnx, workdir):
     if decl != got:
         raise RuntimeError("the graph declares outputs %s, PyTorch returned %s" % (decl, got))
 
+    if case.half:
+        text, inputs, outputs = halve(module, text, os.path.join(workdir, "m.pnnx.bin"), inputs)
+        with open(param, "w") as f:
+            f.write(text)
     out = os.path.join(FIXTURES, case.name)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -186,6 +195,34 @@ def make(case, pnnx, workdir):
     for i, t in enumerate(outputs):
         np.save(os.path.join(out, "out%d.npy" % i), t.detach().contiguous().numpy())
     return types
+
+
+def halve(module, text, bin_path, inputs):
+    """The f16 form of a converted model: what pnnx writes for `module.half()`
+    (annotations f16, weights f16 in the archive), the inputs rounded to f16,
+    and the reference: the module with its parameters and buffers rounded to
+    f16, run in f32 on the rounded inputs, its outputs rounded to f16. Every
+    weight pnnx wrote must be one of the module's tensors, so that rounding
+    the archive rounds the same values."""
+    import zipfile
+    own = {bytes(t.detach().contiguous().numpy().tobytes())
+           for t in list(module.parameters()) + list(module.buffers())}
+    with zipfile.ZipFile(bin_path) as z:
+        entries = [(i.filename, z.read(i)) for i in z.infolist()]
+    with zipfile.ZipFile(bin_path, "w", zipfile.ZIP_STORED) as z:
+        for name, data in entries:
+            if data not in own:
+                raise RuntimeError("weight %s is not one of the module's tensors" % name)
+            z.writestr(name, np.frombuffer(data, np.float32).astype(np.float16).tobytes())
+    half = copy.deepcopy(module)
+    with torch.no_grad():
+        for t in list(half.parameters()) + list(half.buffers()):
+            if t.is_floating_point():
+                t.copy_(t.half().float())
+        rounded = [x.half().float() if x.is_floating_point() else x for x in inputs]
+        outputs = [o.half() for o in flatten(half(*rounded))]
+    inputs = [x.half() if x.is_floating_point() else x for x in inputs]
+    return re.sub(r"\)f32\b", ")f16", text), inputs, outputs
 
 
 def main():

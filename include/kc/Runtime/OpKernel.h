@@ -179,7 +179,13 @@ llvm::Expected<Tensor> viewConstant(const ConstantNode &c);
 bool needsAlignedCopy(const ConstantNode &c);
 
 /// Copies `bytes`, exactly the size of a `dtype` tensor of `shape`, into
-/// such a tensor (aligned); mapped pages are released after the copy.
+/// such a tensor (aligned), f16 widened to f32; mapped pages are released
+/// after the copy.
 Tensor copyConstantBytes(const TensorData &bytes, DType dtype, llvm::ArrayRef<int64_t> shape);
+
+/// True for a tensor constant of f16: kc computes f16 models in f32, and
+/// kernels read such weights widened, once, when they are built
+/// (weightTensor).
+bool isHalfWeight(const ExprNode &e);
 
 } // namespace kc::rt

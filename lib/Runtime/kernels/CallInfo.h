@@ -69,6 +69,9 @@ inline llvm::Expected<Tensor> weightTensor(const CallNode &c, llvm::StringRef ke
       return kernelError(c, "missing weight @" + key);
     return Tensor();
   }
+  if (isHalfWeight(*w) && w->hasData()) // computed in f32: widened once, here
+    return copyConstantBytes(*w->data(), DType::F16,
+                             llvm::cast<TensorTypeNode>(w->type().get())->dims());
   auto t = use == WeightUse::ReadOnly ? viewConstant(*w) : materializeConstant(*w);
   if (!t)
     return kernelError(c, llvm::toString(t.takeError()));

@@ -20,14 +20,15 @@ namespace kc::rt {
 
 /// A weight as a kernel that prepares it receives it: a tensor (a view of
 /// the bytes where they lie, or a copy), or the bytes of a constant that an
-/// archive left unaligned, copied into an aligned tensor only when the
-/// prepared form is made. A plan at a new input shape whose kernels find
+/// archive left unaligned or holds in f16, copied into an aligned f32
+/// tensor only when the prepared form is made. A plan at a new input shape whose kernels find
 /// their prepared weights made by another plan then copies nothing.
 class WeightSource {
 public:
   WeightSource() = default;
   WeightSource(Tensor t) : tensor_(std::move(t)) {}
-  /// The `dtype` tensor of `shape` that `bytes` holds, copied when taken.
+  /// The `dtype` tensor of `shape` that `bytes` holds, copied (f16:
+  /// widened) when taken.
   WeightSource(TensorDataPtr bytes, DType dtype, Shape shape)
       : bytes_(std::move(bytes)), dtype_(dtype), shape_(std::move(shape)) {}
 

@@ -50,13 +50,14 @@ llvm::Expected<ConvWeights> convWeights(const CallNode &c, int64_t expectedWeigh
   ConvWeights r;
   const ConstantNode *weight = c.weight("weight");
   auto *tt = weight ? llvm::dyn_cast_or_null<TensorTypeNode>(weight->type().get()) : nullptr;
-  if (weight && tt && tt->dtype() == DType::F32 && needsAlignedCopy(*weight)) {
+  if (weight && tt && ((tt->dtype() == DType::F32 && needsAlignedCopy(*weight)) ||
+                       (isHalfWeight(*weight) && weight->hasData()))) {
     // Copied when a kernel prepares it, if no other plan has (WeightSource).
     Shape shape(tt->dims().begin(), tt->dims().end());
     if (numElements(shape) != expectedWeights)
       return kernelError(c, "weight shape " + shapeToString(shape) + " does not match the " +
                                 (transposed ? "transposed convolution" : "convolution"));
-    r.pending = WeightSource(weight->data(), DType::F32, std::move(shape));
+    r.pending = WeightSource(weight->data(), tt->dtype(), std::move(shape));
     if (llvm::Error e = takeWeights(c, {{"bias", &r.b}}))
       return std::move(e);
   } else {

@@ -1,0 +1,118 @@
+//===- WidenHalf.cpp - f16 models computed in f32 -------------------------===//
+#include "kc/IR/WidenHalf.h"
+#include "UntypedCopy.h"
+#include "kc/IR/TypeInference.h"
+#include "kc/Support/DType.h"
+#include "kc/Support/Half.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <cstring>
+
+namespace kc {
+namespace {
+
+bool isHalf(const Type &t) {
+  if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get()))
+    return tt->dtype() == DType::F16;
+  if (auto *tu = llvm::dyn_cast_or_null<TupleTypeNode>(t.get()))
+    return llvm::any_of(tu->fields(), [](const Type &f) { return isHalf(f); });
+  return false;
+}
+
+bool namesHalf(const AttrValue &v) {
+  return v.isString() && parseTorchDType(v.getString()) == DType::F16;
+}
+
+} // namespace
+
+bool mentionsHalf(const Module &m) {
+  bool found = false;
+  for (const Function &f : m.functions()) {
+    for (const Var &p : f->params())
+      found = found || isHalf(p->type());
+    PostOrderVisit(f->body(), [&](const Expr &e) {
+      if (found)
+        return;
+      found = isHalf(e->type());
+      if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
+        if (const AttrValue *d = c->attrs().find("dtype"))
+          found = found || namesHalf(*d);
+    });
+  }
+  return found;
+}
+
+llvm::Expected<ModulePtr> widenHalf(const Module &m) {
+  Function main = m.main();
+  if (!main)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the module has no @main");
+  // Constants read as data (not as an op's weight) are converted here, once.
+  llvm::DenseSet<const ExprNode *> weights;
+  for (const Function &f : m.functions())
+    PostOrderVisit(f->body(), [&](const Expr &e) {
+      if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
+        for (size_t i = 0; i < c->numArgs(); ++i)
+          if (c->keys()[i].role == ArgRole::Weight)
+            weights.insert(c->arg(i).get());
+    });
+  UntypedCopy::Hooks hooks;
+  hooks.constant = [&](const ConstantNode &k) -> Expr {
+    auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(k.type().get());
+    if (!tt || tt->dtype() != DType::F16 || weights.count(&k))
+      return nullptr;
+    Type wide = tensorType(DType::F32, tt->dims());
+    Constant c;
+    if (k.isScalar()) {
+      c = scalarConstant(k.scalar(), wide);
+    } else {
+      std::vector<uint8_t> bytes;
+      if (k.hasData()) {
+        llvm::ArrayRef<uint8_t> half = k.data()->bytes();
+        bytes.resize(half.size() * 2);
+        for (size_t i = 0; i + 1 < half.size(); i += 2) {
+          uint16_t h;
+          std::memcpy(&h, half.data() + i, 2);
+          float f = halfToFloat(h);
+          std::memcpy(bytes.data() + 2 * i, &f, 4);
+        }
+      }
+      c = tensorConstant(k.name(), wide, k.hasData() ? TensorData::owned(std::move(bytes)) : nullptr);
+    }
+    c->setLoc(k.loc());
+    return c;
+  };
+  hooks.attrs = [](const CallNode &c) {
+    Attrs attrs = c.attrs();
+    if (const AttrValue *d = attrs.find("dtype"); d && namesHalf(*d))
+      attrs.set("dtype", AttrValue::string("torch.float"));
+    return attrs;
+  };
+  auto out = std::make_shared<Module>();
+  out->setSourceName(m.sourceName());
+  UntypedCopy copy(m, hooks);
+  llvm::DenseMap<const ExprNode *, Expr> map;
+  std::vector<Var> params;
+  for (const Var &p : main->params()) {
+    Type t = p->type();
+    if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get());
+        tt && tt->dtype() == DType::F16)
+      t = tensorType(DType::F32, tt->dims());
+    Var v = var(p->name(), t);
+    v->setLoc(p->loc());
+    map[p.get()] = v;
+    params.push_back(v);
+  }
+  Expr body = copy.graph(main->body(), map);
+  for (const Function &f : copy.functions)
+    out->add(f);
+  Function wide = make<const FunctionNode>("main", params, body, Type(), main->isPrimitive(),
+                                           main->attrs());
+  wide->setLoc(main->loc());
+  out->add(wide);
+  if (auto e = inferTypes(*out))
+    return e;
+  return out;
+}
+
+} // namespace kc
