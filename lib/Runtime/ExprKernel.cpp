@@ -82,13 +82,27 @@ void apply(Code c, const float *a, const float *b, float *d, int64_t n) {
 
 class ExprKernel final : public OpKernel {
 public:
-  /// A stack of depth_ blocks for each thread.
+  /// A stack of depth_ blocks for each thread, then the operands that are
+  /// not f32, converted.
   size_t workspaceBytes() const override {
-    return size_t(threads_) * depth_ * kBlock * sizeof(float);
+    return (stacksFloats() + convertedFloats_) * sizeof(float);
   }
 
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     float *y = out[0]->data<float>();
+    // Integer and bool operands meet f32 ones as PyTorch promotes them:
+    // each value converted to f32 first.
+    llvm::SmallVector<const float *, 8> args;
+    float *converted = static_cast<float *>(ctx.workspace) + stacksFloats();
+    for (size_t a = 0; a < in.size(); ++a) {
+      if (in[a]->dtype() == DType::F32) {
+        args.push_back(in[a]->data<float>());
+        continue;
+      }
+      convertToFloat(*in[a], converted);
+      args.push_back(converted);
+      converted += in[a]->numel();
+    }
     int64_t blocksPerRow = (inner_ + kBlock - 1) / kBlock;
     int64_t total = rows_ * blocksPerRow;
     int threads =
@@ -106,7 +120,7 @@ public:
           unsigned sp = 0;
           for (const Instr &i : code_) {
             if (i.kind == Instr::Arg) {
-              const float *base = in[i.index]->data<float>() + offsetOf(i.index, row);
+              const float *base = args[i.index] + offsetOf(i.index, row);
               if (innerStride_[i.index]) {
                 stack[sp] = base + j0;
               } else {
@@ -132,6 +146,26 @@ public:
         threads);
   }
 
+  size_t stacksFloats() const { return size_t(threads_) * depth_ * kBlock; }
+
+  static void convertToFloat(const Tensor &t, float *to) {
+    int64_t n = t.numel();
+    switch (t.dtype()) {
+    case DType::I64:
+      for (int64_t k = 0; k < n; ++k)
+        to[k] = float(t.data<int64_t>()[k]);
+      break;
+    case DType::I32:
+      for (int64_t k = 0; k < n; ++k)
+        to[k] = float(t.data<int32_t>()[k]);
+      break;
+    default: // bool
+      for (int64_t k = 0; k < n; ++k)
+        to[k] = t.data<uint8_t>()[k] != 0;
+      break;
+    }
+  }
+
   /// Element offset of row `row` in argument `a`.
   int64_t offsetOf(unsigned a, int64_t row) const {
     int64_t off = 0;
@@ -148,6 +182,7 @@ public:
   std::vector<std::vector<int64_t>> strides_; ///< per argument, over outer_
   std::vector<int> innerStride_;              ///< per argument: 1 contiguous, 0 broadcast
   int64_t rows_ = 1, inner_ = 1;
+  size_t convertedFloats_ = 0; ///< elements of the operands that are not f32
   unsigned depth_ = 1;
   int threads_ = 1; ///< threads the workspace holds a stack for
 };
@@ -182,18 +217,24 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
                                  " are not supported at run time (only f32)");
   size_t numArgs = call.numArgs();
   std::vector<std::vector<int64_t>> argShapes;
+  size_t convertedFloats = 0;
   for (size_t i = 0; i < numArgs; ++i) {
     auto s = staticShape(call, call.arg(i)->type());
     if (!s)
       return s.takeError();
     auto *tt = llvm::cast<TensorTypeNode>(call.arg(i)->type().get());
-    if (tt->dtype() != DType::F32)
+    DType dt = tt->dtype();
+    if (dt != DType::F32 && dt != DType::I64 && dt != DType::I32 && dt != DType::Bool)
       return kernelError(call, "expression operand " + llvm::Twine(i) + " has type " +
-                                   typeToString(call.arg(i)->type()) + " (only f32 is supported)");
+                                   typeToString(call.arg(i)->type()) +
+                                   " (f32, i64, i32 and bool are supported)");
+    if (dt != DType::F32)
+      convertedFloats += size_t(numElements(*s));
     argShapes.push_back(*s);
   }
 
   auto k = std::make_unique<ExprKernel>();
+  k->convertedFloats_ = convertedFloats;
   // Rewrite the program: size() of an argument is a compile-time literal
   // (shapes are static); every other op must be a float op.
   struct Entry {
