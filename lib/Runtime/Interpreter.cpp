@@ -41,6 +41,7 @@ struct CompiledModel::Impl {
   ModulePtr source;                                 ///< what new plans specialize
   ModulePtr halfSource; ///< an f16 model as given (source computes it in f32)
   std::shared_ptr<WeightCache> weights = std::make_shared<WeightCache>();
+  std::shared_ptr<BufferPool> buffers = std::make_shared<BufferPool>(); ///< activation memory
   std::vector<TensorSpec> inputSpecs, outputSpecs; ///< as declared (-1: any size)
   std::shared_ptr<Plan> primary;                    ///< at the declared shapes, if static
   std::mutex plansMutex;
@@ -148,7 +149,7 @@ llvm::Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Modu
       return m.takeError();
     planned = std::move(*m);
   }
-  auto p = Plan::build(planned, opts, I.threads, I.weights);
+  auto p = Plan::build(planned, opts, I.threads, I.weights, I.buffers);
   if (!p)
     return p.takeError();
   I.primary = std::move(*p);
@@ -197,7 +198,7 @@ llvm::Expected<std::shared_ptr<Plan>> CompiledModel::Impl::planFor(llvm::ArrayRe
   auto m = specializeInputs(*source, types);
   if (!m)
     return fail(m.takeError());
-  auto p = Plan::build(std::move(*m), opts, threads, weights);
+  auto p = Plan::build(std::move(*m), opts, threads, weights, buffers);
   if (!p)
     return fail(p.takeError());
   if (halfSource) {

@@ -111,10 +111,12 @@ private:
 
 llvm::Expected<std::shared_ptr<Plan>> Plan::build(ModulePtr m, const CompileOptions &opts,
                                                   int threads,
-                                                  std::shared_ptr<WeightCache> weights) {
+                                                  std::shared_ptr<WeightCache> weights,
+                                                  std::shared_ptr<BufferPool> buffers) {
   auto p = std::make_shared<Plan>();
   p->module = std::move(m);
   p->weights = std::move(weights);
+  p->buffers = std::move(buffers);
   p->opts = opts;
   p->threads = threads;
   Function main = p->module->main();
@@ -176,28 +178,37 @@ llvm::Error Plan::plan() {
   arenaBytes = space.highWater();
   if (auto e = checkMemory(defStep))
     return e;
-  // The first run's buffers, so that a model that does not fit fails here.
-  auto first = allocate();
-  if (!first)
-    return first.takeError();
-  idle.push_back(first->get());
-  states.push_back(std::move(*first));
+  // The first run's state, and its memory, so that a model that does not
+  // fit fails here; the memory goes to the pool until a run takes it.
+  auto first = std::make_unique<RunState>();
+  if (auto e = takeMemory(*first))
+    return e;
+  buffers->give(std::move(first->memory));
+  idle.push_back(first.get());
+  states.push_back(std::move(first));
   return llvm::Error::success();
 }
 
-/// An idle run state, or a new one when every state is in use.
+/// An idle run state, or a new one when every state is in use, holding
+/// activation memory from the model's pool.
 llvm::Expected<Plan::RunState *> Plan::acquire() {
-  std::lock_guard<std::mutex> lock(poolMutex);
-  if (!idle.empty()) {
-    RunState *s = idle.back();
-    idle.pop_back();
-    return s;
+  RunState *s = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(poolMutex);
+    if (!idle.empty()) {
+      s = idle.back();
+      idle.pop_back();
+    } else {
+      states.push_back(std::make_unique<RunState>());
+      s = states.back().get();
+    }
   }
-  auto fresh = allocate();
-  if (!fresh)
-    return fresh.takeError();
-  states.push_back(std::move(*fresh));
-  return states.back().get();
+  if (auto e = takeMemory(*s)) {
+    std::lock_guard<std::mutex> lock(poolMutex);
+    idle.push_back(s);
+    return std::move(e);
+  }
+  return s;
 }
 
 void Plan::release(RunState *s) {
@@ -205,33 +216,37 @@ void Plan::release(RunState *s) {
   for (size_t v = 0; v < schedule.values.size(); ++v)
     if (schedule.values[v].kind == ScheduleValue::Input)
       s->bound[v] = Tensor();
+  buffers->give(std::move(s->memory));
+  s->memory = {};
   std::lock_guard<std::mutex> lock(poolMutex);
   idle.push_back(s);
 }
 
-/// A run's buffers, and its tensors bound to them.
-llvm::Expected<std::unique_ptr<Plan::RunState>> Plan::allocate() const {
+/// Memory for `s` from the pool, and its tensors bound to it when it is
+/// not the memory they were bound to last.
+llvm::Error Plan::takeMemory(RunState &s) const {
   const auto &values = schedule.values;
-  auto state = std::make_unique<RunState>();
-  RunState &r = *state;
   try {
-    r.arena = alignedAlloc(arenaBytes);
-    r.workspace = alignedAlloc(workspaceBytes);
+    s.memory = buffers->take(workspaceOffset() + workspaceBytes);
   } catch (const std::bad_alloc &) {
     return error("cannot allocate " + llvm::Twine(arenaBytes + workspaceBytes) +
                  " bytes of activation memory");
   }
-  r.bound.resize(values.size());
-  for (size_t v = 0; v < values.size(); ++v) {
-    const ScheduleValue &val = values[v];
-    if (val.kind == ScheduleValue::Arena)
-      r.bound[v] =
-          Tensor::view(val.dtype, val.shape, static_cast<uint8_t *>(r.arena.get()) + offsets[v]);
-    else if (val.kind == ScheduleValue::Constant)
-      r.bound[v] = val.constant;
+  if (s.bound.empty()) {
+    s.bound.resize(values.size());
+    for (size_t v = 0; v < values.size(); ++v)
+      if (values[v].kind == ScheduleValue::Constant)
+        s.bound[v] = values[v].constant;
+    s.stepMs.assign(schedule.steps.size(), 0.0);
   }
-  r.stepMs.assign(schedule.steps.size(), 0.0);
-  return std::move(state);
+  if (s.boundTo != s.memory.memory.get()) {
+    auto *arena = static_cast<uint8_t *>(s.memory.memory.get());
+    for (size_t v = 0; v < values.size(); ++v)
+      if (values[v].kind == ScheduleValue::Arena)
+        s.bound[v] = Tensor::view(values[v].dtype, values[v].shape, arena + offsets[v]);
+    s.boundTo = arena;
+  }
+  return llvm::Error::success();
 }
 
 /// Refuses a plan that needs more than opts.maxMemoryBytes (by default the
@@ -291,7 +306,7 @@ llvm::Expected<std::vector<Tensor>> Plan::runOn(RunState &R, llvm::ArrayRef<Tens
       R.bound[v] = Tensor::view(S.values[v].dtype, S.values[v].shape, r.raw());
     }
   ExecContext ctx;
-  ctx.workspace = R.workspace.get();
+  ctx.workspace = static_cast<uint8_t *>(R.memory.memory.get()) + workspaceOffset();
   ctx.workspaceBytes = workspaceBytes;
   llvm::SmallVector<const Tensor *, 8> in;
   llvm::SmallVector<Tensor *, 4> out;

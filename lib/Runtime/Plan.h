@@ -9,6 +9,7 @@
 #include "kc/Runtime/Interpreter.h"
 #include "kc/Runtime/Schedule.h"
 #include "kc/Runtime/WeightCache.h"
+#include "BufferPool.h"
 
 #include <memory>
 #include <mutex>
@@ -31,28 +32,33 @@ struct Plan {
   /// The outputs an f16 model gives in f16, computed in f32 (WidenHalf.h).
   std::vector<bool> halfOutputs;
 
-  /// What a run writes: the arena, the kernels' workspace, one tensor per
-  /// value (rebound each run), the time of each step. Each concurrent run
-  /// has its own, taken from a pool: runs in turn reuse one, so the steady
-  /// state allocates nothing.
+  /// What a run writes: one tensor per value (bound to the arena it holds
+  /// during the run), the time of each step. Each concurrent run has its
+  /// own, taken from a pool: runs in turn reuse one, so the steady state
+  /// allocates nothing.
   struct RunState {
-    std::shared_ptr<void> arena, workspace;
+    BufferPool::Buffer memory;   ///< the arena, then the workspace; held while running
+    const void *boundTo = nullptr; ///< the arena `bound` views
     std::vector<Tensor> bound;
     std::vector<double> stepMs;
     int64_t runs = 0;
   };
+  std::shared_ptr<BufferPool> buffers; ///< the model's, shared with its other plans
   mutable std::mutex poolMutex;
   std::vector<std::unique_ptr<RunState>> states; ///< every state made, for profiles
   std::vector<RunState *> idle;                  ///< those no run holds
 
-  static llvm::Expected<std::shared_ptr<Plan>>
-  build(ModulePtr m, const CompileOptions &opts, int threads, std::shared_ptr<WeightCache> weights);
+  static llvm::Expected<std::shared_ptr<Plan>> build(ModulePtr m, const CompileOptions &opts,
+                                                     int threads,
+                                                     std::shared_ptr<WeightCache> weights,
+                                                     std::shared_ptr<BufferPool> buffers);
   llvm::Error plan();
   llvm::Error checkMemory(llvm::ArrayRef<int> defStep) const;
   llvm::Expected<RunState *> acquire();
   void release(RunState *s);
   llvm::Expected<std::vector<Tensor>> runOn(RunState &R, llvm::ArrayRef<Tensor> inputs);
-  llvm::Expected<std::unique_ptr<RunState>> allocate() const;
+  llvm::Error takeMemory(RunState &s) const;
+  size_t workspaceOffset() const { return (arenaBytes + 63) / 64 * 64; }
   std::vector<OpProfile> profile() const;
 };
 
