@@ -15,7 +15,7 @@
 //
 // - Winograd F(4x4, 3x3) for 3x3 stride-1 ungrouped layers with at least
 //   16 input and 16 output channels and 64 outputs per plane, and, when
-//   the transformed filters outgrow the L2 cache, 16 tiles per plane.
+//   the transformed filters pass 16 MiB, 16 tiles per plane.
 // - Depthwise layers run a direct loop per channel plane.
 // - Deep layers (K > 256, or at most 64 outputs per plane; at most 256
 //   outputs) run on the panel kernel over weights packed once.
@@ -45,14 +45,16 @@ namespace {
 constexpr int64_t kMinWinogradChannels = 16, kMinWinogradOutputs = 16, kMinWinogradPlane = 64;
 
 /// Winograd's transformed filters are 4x the weight (36 values for 9) and
-/// are read whole on every run. Beyond the L2 cache (1 MiB) they stream
-/// from memory, which only pays on planes of at least 16 tiles: on 9x9 and
-/// 10x10 planes (9 tiles; resnet18 at 288 and 320) its 512-channel layers
-/// run as fast or faster on the panel kernel (resnet18 1x3x288x288 at 1
-/// thread 25.3 to 23.1 ms, at 320 unchanged), and a model that met those
-/// sizes only at a new input shape does not transform 37.7 MB of filters
-/// per layer for them (resnet18's first run at 320 after 224: 143 MiB).
-constexpr int64_t kWinogradCachedFilters = 1 << 20, kMinWinogradTilesStreamed = 16;
+/// are read whole on every run. Beyond 16 MiB (half the L3 cache of the
+/// 2-core machines kc is measured on) they stream from memory, which only
+/// pays on planes of at least 16 tiles: on 9x9 and 10x10 planes (9 tiles;
+/// resnet18 at 288 and 320) its 512-channel layers (37.7 MB of filters)
+/// run faster on the panel kernel (1x3x288x288 at 1 thread 25.8 to 23.3 ms,
+/// medians of 5 interleaved rounds), and a model that meets those sizes
+/// only at a new input shape does not transform 113 MiB of filters for
+/// them. Its 256-channel layers (9.4 MB) on 10x12 planes stay faster on
+/// Winograd (1x3x160x192: 10.4 ms against 10.5 at a 1 MiB bound).
+constexpr int64_t kWinogradCachedFilters = 16 << 20, kMinWinogradTilesStreamed = 16;
 
 /// Deep layers (few outputs, long K) run on the panel kernel over weights
 /// packed once, where OpenBLAS would pack the large weight matrix again on
