@@ -21,11 +21,6 @@ llvm::Expected<ModulePtr> specializeInputs(const Module &m, llvm::ArrayRef<Type>
   if (inputs.size() != main->params().size())
     return error("the model takes " + llvm::Twine(main->params().size()) + " input(s), got " +
                  llvm::Twine(inputs.size()));
-  auto out = std::make_shared<Module>();
-  out->setSourceName(m.sourceName());
-  UntypedCopy copy(m);
-  llvm::DenseMap<const ExprNode *, Expr> map;
-  std::vector<Var> params;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Var &p = main->params()[i];
     auto *declared = llvm::dyn_cast_or_null<TensorTypeNode>(p->type().get());
@@ -36,18 +31,8 @@ llvm::Expected<ModulePtr> specializeInputs(const Module &m, llvm::ArrayRef<Type>
                    dtypeName(declared->dtype()) + " of rank " + llvm::Twine(declared->rank()) +
                    " (the model was converted at " + typeToString(p->type()) + "), got " +
                    (inputs[i] ? typeToString(inputs[i]) : std::string("no type")));
-    Var v = var(p->name(), inputs[i]);
-    v->setLoc(p->loc());
-    map[p.get()] = v;
-    params.push_back(v);
   }
-  Expr body = copy.graph(main->body(), map);
-  for (const Function &f : copy.functions)
-    out->add(f);
-  Function newMain = make<const FunctionNode>("main", params, body, Type(), main->isPrimitive(),
-                                              main->attrs());
-  newMain->setLoc(main->loc());
-  out->add(newMain);
+  ModulePtr out = UntypedCopy(m).module(m, inputs);
   if (auto e = inferTypes(*out))
     return e;
   if (auto e = bindAttrOperands(*out))

@@ -47,6 +47,32 @@ public:
     return map.lookup(root.get());
   }
 
+  /// A module of `source`'s @main with parameters of types `params` (its
+  /// own names and places) and of copies of the functions it calls, every
+  /// other type left to inference.
+  ModulePtr module(const Module &source, llvm::ArrayRef<Type> params) {
+    const FunctionNode &main = *source.main();
+    llvm::DenseMap<const ExprNode *, Expr> map;
+    std::vector<Var> vars;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Var &p = main.params()[i];
+      Var v = var(p->name(), params[i]);
+      v->setLoc(p->loc());
+      map[p.get()] = v;
+      vars.push_back(v);
+    }
+    Expr body = graph(main.body(), map);
+    auto out = std::make_shared<Module>();
+    out->setSourceName(source.sourceName());
+    for (const Function &f : functions)
+      out->add(f);
+    Function copy =
+        make<const FunctionNode>("main", vars, body, Type(), main.isPrimitive(), main.attrs());
+    copy->setLoc(main.loc());
+    out->add(copy);
+    return out;
+  }
+
   /// A copy of `f` named `name` with untyped parameters.
   Function function(const FunctionNode &f, const std::string &name) {
     llvm::DenseMap<const ExprNode *, Expr> map;

@@ -88,28 +88,15 @@ llvm::Expected<ModulePtr> widenHalf(const Module &m) {
       attrs.set("dtype", AttrValue::string("torch.float"));
     return attrs;
   };
-  auto out = std::make_shared<Module>();
-  out->setSourceName(m.sourceName());
-  UntypedCopy copy(m, hooks);
-  llvm::DenseMap<const ExprNode *, Expr> map;
-  std::vector<Var> params;
+  std::vector<Type> params;
   for (const Var &p : main->params()) {
     Type t = p->type();
     if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(t.get());
         tt && tt->dtype() == DType::F16)
       t = tensorType(DType::F32, tt->dims());
-    Var v = var(p->name(), t);
-    v->setLoc(p->loc());
-    map[p.get()] = v;
-    params.push_back(v);
+    params.push_back(t);
   }
-  Expr body = copy.graph(main->body(), map);
-  for (const Function &f : copy.functions)
-    out->add(f);
-  Function wide = make<const FunctionNode>("main", params, body, Type(), main->isPrimitive(),
-                                           main->attrs());
-  wide->setLoc(main->loc());
-  out->add(wide);
+  ModulePtr out = UntypedCopy(m, hooks).module(m, params);
   if (auto e = inferTypes(*out))
     return e;
   return out;
