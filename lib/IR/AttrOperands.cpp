@@ -163,25 +163,37 @@ std::optional<AttrValue> staticValue(const Expr &e) {
   return std::nullopt;
 }
 
-Call bindAttrOperands(const CallNode &c) {
+namespace {
+
+/// `c` with its attribute operands made attributes, their values read from
+/// `typed` (`c`, or the typed call `c` was rewritten from: its operands may
+/// carry no types yet); null when one is not known, naming it in `unknown`.
+Call bindFrom(const CallNode &typed, const CallNode &c, std::string *unknown) {
   std::vector<Expr> args;
   std::vector<ArgKey> keys;
   Attrs attrs = c.attrs();
-  for (size_t i = 0; i < c.numArgs(); ++i) {
-    if (!isAttrOperand(c, i)) {
+  for (size_t i = 0; i < typed.numArgs(); ++i) {
+    if (!isAttrOperand(typed, i)) {
       args.push_back(c.arg(i));
       keys.push_back(c.keys()[i]);
       continue;
     }
-    std::optional<AttrValue> v = staticValue(c.arg(i));
-    if (!v)
+    std::optional<AttrValue> v = staticValue(typed.arg(i));
+    if (!v) {
+      if (unknown)
+        *unknown = typed.keys()[i].name;
       return Call();
-    attrs.set(c.keys()[i].name, *v);
+    }
+    attrs.set(typed.keys()[i].name, *v);
   }
   Call bound = call(c.callee(), args, std::move(attrs), keys, c.name());
   bound->setLoc(c.loc());
   return bound;
 }
+
+} // namespace
+
+Call bindAttrOperands(const CallNode &c) { return bindFrom(c, c, nullptr); }
 
 bool hasAttrOperands(const Module &m) {
   bool found = false;
@@ -207,29 +219,14 @@ public:
   Expr Rewrite_(const CallNode *pre, const Expr &post) override {
     if (err || !hasAttrOperands(*pre))
       return post;
-    auto *c = llvm::cast<CallNode>(post.get());
-    Attrs attrs = c->attrs();
-    std::vector<Expr> args;
-    std::vector<ArgKey> keys;
-    for (size_t i = 0; i < pre->numArgs(); ++i) {
-      if (!isAttrOperand(*pre, i)) {
-        args.push_back(c->arg(i));
-        keys.push_back(c->keys()[i]);
-        continue;
-      }
-      std::optional<AttrValue> v = staticValue(pre->arg(i));
-      if (!v) {
-        err = moduleError(m_, pre->loc(),
-                          describeCall(*pre) + ": attribute " + quoteInput(pre->keys()[i].name) +
-                              " is computed from tensor values, not from shapes; kc needs "
-                              "its value when the model is compiled");
-        return post;
-      }
-      attrs.set(pre->keys()[i].name, *v);
-    }
-    Call bound = call(c->callee(), args, std::move(attrs), keys, c->name());
-    bound->setLoc(c->loc());
-    return bound;
+    std::string unknown;
+    Call bound = bindFrom(*pre, *llvm::cast<CallNode>(post.get()), &unknown);
+    if (!bound)
+      err = moduleError(m_, pre->loc(),
+                        describeCall(*pre) + ": attribute " + quoteInput(unknown) +
+                            " is computed from tensor values, not from shapes; kc needs its "
+                            "value when the model is compiled");
+    return bound ? Expr(bound) : post;
   }
 
 private:
