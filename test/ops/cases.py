@@ -1072,3 +1072,16 @@ case("half_mha", lambda: Fn(lambda m, q: m.a(q, q, q)[0], a=nn.MultiheadAttentio
      "nn.MultiheadAttention", half=True)
 case("half_lstm", lambda: Fn(lambda m, x: m.r(x)[0], r=nn.LSTM(6, 5, batch_first=True)),
      [f32(2, 4, 6)], "nn.LSTM", half=True)
+
+# --- pnnx's dynamic forms -----------------------------------------------------------------------
+# With '?' dims pnnx keeps the sizes a module reads as expressions of the
+# input's shape, given to the op as the operand of an attribute ($shape,
+# $sizes, $end, ...); kc evaluates them when it makes a plan for an input.
+for name, f, ty in [
+    ("view", lambda x: x.view(x.size(0), -1) * 2, "Tensor.reshape"),
+    ("reshape_half", lambda x: x.reshape(x.size(0), 2, x.size(1) // 2, -1), "Tensor.reshape"),
+    ("slice_half", lambda x: x[:, : x.size(1) // 2] + 1, "Tensor.slice"),
+    ("expand", lambda x: x[:, :1].expand(x.size(0), x.size(1), 3) - x, "Tensor.expand"),
+    ("repeat", lambda x: x.repeat(1, x.size(0), 1), "Tensor.repeat"),
+]:
+    case("dyn_" + name, lambda f=f: Fn(f), [f32(2, 6, 3)], ty, shape2=[(3, 4, 3)])
