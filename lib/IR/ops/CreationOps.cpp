@@ -20,24 +20,6 @@ llvm::Expected<Type> fill(const CallNode &c) {
   return dataArg(c, 0)->type();
 }
 
-/// torch.*_like: the input's shape, of `dtype` when given (`torch.float`),
-/// else of the input's type; full_like's value refused where PyTorch
-/// refuses it.
-llvm::Expected<Type> like(const CallNode &c) {
-  const TensorTypeNode *in = dataType(c, 0);
-  if (!in)
-    return Type();
-  std::string name = c.attrs().getString("dtype", "");
-  std::optional<DType> dt = parseTorchDType(name);
-  if (!name.empty() && !dt)
-    return fail(c, "dtype " + quoteInput(name) + " is not a torch element type");
-  DType out = dt ? *dt : in->dtype();
-  if (c.attrs().find("fill_value"))
-    if (auto e = checkScalarFits(c, "fill_value", out))
-      return e;
-  return tensorType(out, in->dims());
-}
-
 /// The `dtype` attribute (`torch.float`, ...), or `dflt` when it is None.
 llvm::Expected<DType> dtypeAttr(const CallNode &c, DType dflt) {
   std::string name = c.attrs().getString("dtype", "");
@@ -46,6 +28,27 @@ llvm::Expected<DType> dtypeAttr(const CallNode &c, DType dflt) {
   if (std::optional<DType> dt = parseTorchDType(name))
     return *dt;
   return fail(c, "dtype " + quoteInput(name) + " is not a torch element type");
+}
+
+/// A tensor of `dims` of the `dtype` attribute, else of `dflt`; its
+/// `fill_value` (if any) refused where PyTorch refuses it.
+llvm::Expected<Type> filledType(const CallNode &c, DType dflt, llvm::ArrayRef<int64_t> dims) {
+  auto dt = dtypeAttr(c, dflt);
+  if (!dt)
+    return dt.takeError();
+  if (c.attrs().find("fill_value"))
+    if (auto e = checkScalarFits(c, "fill_value", *dt))
+      return e;
+  return tensorType(*dt, dims);
+}
+
+/// torch.*_like: the input's shape, of `dtype` when given (`torch.float`),
+/// else of the input's type.
+llvm::Expected<Type> like(const CallNode &c) {
+  const TensorTypeNode *in = dataType(c, 0);
+  if (!in)
+    return Type();
+  return filledType(c, in->dtype(), in->dims());
 }
 
 /// The element type PyTorch gives torch.full without a dtype: that of the
@@ -83,13 +86,7 @@ llvm::Expected<Type> sized(const CallNode &c) {
   } else if (c.attrs().find("fill_value")) {
     dflt = fillValueDType(c);
   }
-  auto dt = dtypeAttr(c, dflt);
-  if (!dt)
-    return dt.takeError();
-  if (c.attrs().find("fill_value"))
-    if (auto e = checkScalarFits(c, "fill_value", *dt))
-      return e;
-  return tensorType(*dt, dims);
+  return filledType(c, dflt, dims);
 }
 
 /// torch.arange: ceil((end - start) / step) values, i64 when start, end and

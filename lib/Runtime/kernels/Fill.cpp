@@ -81,27 +81,21 @@ KC_SIZED_FILL_KERNEL(new_ones, "Tensor.new_ones");
 KC_SIZED_FILL_KERNEL(new_empty, "Tensor.new_empty");
 #undef KC_SIZED_FILL_KERNEL
 
-/// torch.arange: element i is start + i * step, computed in int64 for an
-/// integer result and in double for a floating one, as PyTorch does.
-template <typename T> class ArangeKernel final : public OpKernel {
+/// torch.arange: element i is start + i * step, computed in `Acc` (int64
+/// for an integer result, double for a floating one, as PyTorch does).
+template <typename T, typename Acc> class ArangeKernel final : public OpKernel {
 public:
-  ArangeKernel(double start, double step, int64_t istart, int64_t istep)
-      : start_(start), step_(step), istart_(istart), istep_(istep) {}
+  ArangeKernel(Acc start, Acc step) : start_(start), step_(step) {}
   void run(llvm::ArrayRef<const Tensor *>, llvm::ArrayRef<Tensor *> out,
            ExecContext &) const override {
     T *y = out[0]->data<T>();
     int64_t n = out[0]->numel();
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_floating_point_v<T>)
-        y[i] = T(start_ + double(i) * step_);
-      else
-        y[i] = T(istart_ + i * istep_);
-    }
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = T(start_ + Acc(i) * step_);
   }
 
 private:
-  double start_, step_;
-  int64_t istart_, istep_;
+  Acc start_, step_;
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeArange(const CallNode &c,
@@ -111,14 +105,14 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeArange(const CallNode &c,
   bool intBounds = (!s || s->isInt()) && (!st || st->isInt());
   switch (outputDType(c)) {
   case DType::F32:
-    return std::unique_ptr<OpKernel>(new ArangeKernel<float>(start, step, 0, 0));
+    return std::unique_ptr<OpKernel>(new ArangeKernel<float, double>(start, step));
   case DType::I64:
-    // An integer result of float bounds takes PyTorch's route: the values
-    // computed in double, then truncated.
+    // PyTorch computes an integer result of floating bounds in double and
+    // truncates; kc has not written that path.
     if (!intBounds)
       return kernelError(c, "an integer result of floating bounds is not supported");
     return std::unique_ptr<OpKernel>(
-        new ArangeKernel<int64_t>(0, 0, s ? s->getInt() : 0, st ? st->getInt() : 1));
+        new ArangeKernel<int64_t, int64_t>(s ? s->getInt() : 0, st ? st->getInt() : 1));
   default:
     return kernelError(c,
                        "a result of type " + dtypeName(outputDType(c)).str() + " is not supported");
