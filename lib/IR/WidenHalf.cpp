@@ -7,8 +7,6 @@
 
 #include "llvm/ADT/DenseSet.h"
 
-#include <cstring>
-
 namespace kc {
 namespace {
 
@@ -66,18 +64,15 @@ llvm::Expected<ModulePtr> widenHalf(const Module &m) {
     if (k.isScalar()) {
       c = scalarConstant(k.scalar(), wide);
     } else {
-      std::vector<uint8_t> bytes;
+      TensorDataPtr data;
       if (k.hasData()) {
         llvm::ArrayRef<uint8_t> half = k.data()->bytes();
-        bytes.resize(half.size() * 2);
-        for (size_t i = 0; i + 1 < half.size(); i += 2) {
-          uint16_t h;
-          std::memcpy(&h, half.data() + i, 2);
-          float f = halfToFloat(h);
-          std::memcpy(bytes.data() + 2 * i, &f, 4);
-        }
+        std::vector<float> f(half.size() / 2);
+        halfToFloat(half.data(), f.data(), f.size());
+        auto *b = reinterpret_cast<const uint8_t *>(f.data());
+        data = TensorData::owned(std::vector<uint8_t>(b, b + f.size() * sizeof(float)));
       }
-      c = tensorConstant(k.name(), wide, k.hasData() ? TensorData::owned(std::move(bytes)) : nullptr);
+      c = tensorConstant(k.name(), wide, std::move(data));
     }
     c->setLoc(k.loc());
     return c;

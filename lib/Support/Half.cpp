@@ -69,9 +69,13 @@ uint16_t floatToHalf(float f) {
   return sign | uint16_t(kept);
 }
 
-void halfToFloat(const uint16_t *src, float *dst, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    dst[i] = halfToFloat(src[i]);
+void halfToFloat(const void *src, float *dst, size_t n) {
+  const auto *bytes = static_cast<const uint8_t *>(src);
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h;
+    std::memcpy(&h, bytes + 2 * i, 2);
+    dst[i] = halfToFloat(h);
+  }
 }
 
 void floatToHalf(const float *src, uint16_t *dst, size_t n) {

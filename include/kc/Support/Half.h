@@ -21,7 +21,8 @@ namespace kc {
 float halfToFloat(uint16_t h);
 uint16_t floatToHalf(float f);
 
-void halfToFloat(const uint16_t *src, float *dst, size_t n);
+/// `n` halves from `src`, which may be unaligned (an archive's bytes).
+void halfToFloat(const void *src, float *dst, size_t n);
 void floatToHalf(const float *src, uint16_t *dst, size_t n);
 
 } // namespace kc
