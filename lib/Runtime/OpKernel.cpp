@@ -168,16 +168,10 @@ Tensor copyConstantBytes(const TensorData &data, DType dtype, llvm::ArrayRef<int
   auto bytes = data.bytes();
   assert(bytes.size() == size_t(t.numel()) * dtypeSize(dtype));
   data.prefault();
-  if (dtype == DType::F16) {
-    float *out = t.data<float>();
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      uint16_t h;
-      std::memcpy(&h, bytes.data() + 2 * i, 2);
-      out[i] = halfToFloat(h);
-    }
-  } else if (!bytes.empty()) { // the bytes of an empty weight may be a null pointer
+  if (dtype == DType::F16)
+    halfToFloat(bytes.data(), t.data<float>(), size_t(t.numel()));
+  else if (!bytes.empty()) // the bytes of an empty weight may be a null pointer
     std::memcpy(t.raw(), bytes.data(), bytes.size());
-  }
   // Kernels keep their own packed copy; the mapped one need not stay
   // resident (it is paged in again if anything reads it later).
   data.releasePages();
@@ -190,26 +184,29 @@ bool isHalfWeight(const ExprNode &e) {
   return tt && !k->isScalar() && tt->dtype() == DType::F16;
 }
 
-bool needsAlignedCopy(const ConstantNode &c) {
+/// Whether a constant's bytes can be its tensor where they lie: they are
+/// not for scalars, absent or mis-sized bytes and types not static, and
+/// only once copied when they are not aligned for the dtype.
+enum class InPlace { Yes, Misaligned, No };
+static InPlace bytesInPlace(const ConstantNode &c) {
   auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get());
   if (c.isScalar() || !c.hasData() || !tt || !tt->isStatic())
-    return false;
+    return InPlace::No;
   size_t align = dtypeSize(tt->dtype());
   size_t need = size_t(numElements(tt->dims())) * align;
   auto bytes = c.data()->bytes();
-  return bytes.size() == need && need != 0 &&
-         reinterpret_cast<uintptr_t>(bytes.data()) % align != 0;
+  if (bytes.size() != need || need == 0)
+    return InPlace::No;
+  return reinterpret_cast<uintptr_t>(bytes.data()) % align ? InPlace::Misaligned : InPlace::Yes;
 }
 
+bool needsAlignedCopy(const ConstantNode &c) { return bytesInPlace(c) == InPlace::Misaligned; }
+
 llvm::Expected<Tensor> viewConstant(const ConstantNode &c) {
-  auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(c.type().get());
-  if (c.isScalar() || !c.hasData() || !tt || !tt->isStatic())
+  if (bytesInPlace(c) != InPlace::Yes)
     return materializeConstant(c);
+  auto *tt = llvm::cast<TensorTypeNode>(c.type().get());
   auto bytes = c.data()->bytes();
-  size_t align = dtypeSize(tt->dtype());
-  size_t need = size_t(numElements(tt->dims())) * align;
-  if (bytes.size() != need || need == 0 || reinterpret_cast<uintptr_t>(bytes.data()) % align)
-    return materializeConstant(c);
   // Kernels given a view never write through it (a mapping is read-only).
   std::shared_ptr<void> owner(std::const_pointer_cast<TensorData>(c.data()),
                               const_cast<uint8_t *>(bytes.data()));

@@ -145,6 +145,9 @@ KC_REGISTER_KERNEL(pixelunshuffle, "nn.PixelUnshuffle", withShapes<makePixelShuf
 /// (defined for NaN, infinities and out-of-range values), integer to integer
 /// keeping the low bits, integers to floating never through a narrower type
 /// (to f16 through f32, as c10::Half converts).
+constexpr DTypeSet kCastTypes{DType::F32, DType::F64, DType::F16,
+                              DType::I64, DType::I32, DType::Bool};
+
 class CastKernel final : public OpKernel {
 public:
   CastKernel(DType from, DType to) : from_(from), to_(to) {}
@@ -218,19 +221,12 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeCast(const CallNode &c, const Kern
   if (!it)
     return kernelError(c, "needs a typed input");
   DType from = it->dtype(), to = outputDType(c);
-  auto ok = [](DType d) {
-    return d == DType::F32 || d == DType::F64 || d == DType::F16 || d == DType::I64 ||
-           d == DType::I32 || d == DType::Bool;
-  };
-  if (!ok(from) || !ok(to))
+  if (!kCastTypes.contains(from) || !kCastTypes.contains(to))
     return kernelError(c, "conversion from " + dtypeName(from) + " to " + dtypeName(to) +
                               " is not supported");
   return std::unique_ptr<OpKernel>(new CastKernel(from, to));
 }
-KC_REGISTER_KERNEL_DTYPES(
-    to, "Tensor.to", makeCast,
-    (DTypeSet{DType::F32, DType::F64, DType::F16, DType::I64, DType::I32, DType::Bool}),
-    (DTypeSet{DType::F32, DType::F64, DType::F16, DType::I64, DType::I32, DType::Bool}));
+KC_REGISTER_KERNEL_DTYPES(to, "Tensor.to", makeCast, kCastTypes, kCastTypes);
 
 } // namespace
 } // namespace kc::rt

@@ -50,24 +50,23 @@ llvm::Expected<ConvWeights> convWeights(const CallNode &c, int64_t expectedWeigh
   ConvWeights r;
   const ConstantNode *weight = c.weight("weight");
   auto *tt = weight ? llvm::dyn_cast_or_null<TensorTypeNode>(weight->type().get()) : nullptr;
+  Shape shape;
   if (weight && tt && ((tt->dtype() == DType::F32 && needsAlignedCopy(*weight)) ||
                        (isHalfWeight(*weight) && weight->hasData()))) {
     // Copied when a kernel prepares it, if no other plan has (WeightSource).
-    Shape shape(tt->dims().begin(), tt->dims().end());
-    if (numElements(shape) != expectedWeights)
-      return kernelError(c, "weight shape " + shapeToString(shape) + " does not match the " +
-                                (transposed ? "transposed convolution" : "convolution"));
-    r.pending = WeightSource(weight->data(), tt->dtype(), std::move(shape));
+    shape.assign(tt->dims().begin(), tt->dims().end());
+    r.pending = WeightSource(weight->data(), tt->dtype(), shape);
     if (llvm::Error e = takeWeights(c, {{"bias", &r.b}}))
-      return std::move(e);
+      return e;
   } else {
     if (llvm::Error e =
             takeWeights(c, {{"weight", &r.w, true, WeightUse::ReadOnly}, {"bias", &r.b}}))
-      return std::move(e);
-    if (r.w.numel() != expectedWeights)
-      return kernelError(c, "weight shape " + shapeToString(r.w.shape()) + " does not match the " +
-                                (transposed ? "transposed convolution" : "convolution"));
+      return e;
+    shape.assign(r.w.shape().begin(), r.w.shape().end());
   }
+  if (numElements(shape) != expectedWeights)
+    return kernelError(c, "weight shape " + shapeToString(shape) + " does not match the " +
+                              (transposed ? "transposed convolution" : "convolution"));
   r.mapped = weight->data();
   return r;
 }
