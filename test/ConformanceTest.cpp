@@ -31,6 +31,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 using namespace kc;
 
@@ -283,6 +284,21 @@ rt::Shape parseShape(llvm::StringRef word) {
   return shape;
 }
 
+/// The model of `dir` (its .param, or `param`) on `inputs`, without passes
+/// and after -O on one thread, against the out*.npy of `expectedDir`; the
+/// worst errors, as a message.
+std::string matchesAtShape(const std::string &dir, const std::vector<rt::Tensor> &inputs,
+                           const std::string &expectedDir, const std::string &param = "") {
+  auto run = [&](bool optimize, int threads) {
+    return runModelOn(dir, inputs, expectedDir, optimize, threads, Tolerance::Absolute, param);
+  };
+  double plain = expectMatch(run(false, 0), "no passes");
+  double optimized = expectMatch(run(true, 1), "-O, 1 thread");
+  std::ostringstream os;
+  os << "worst |a-b| = " << plain << " (no passes), " << optimized << " (-O, 1 thread)";
+  return os.str();
+}
+
 TEST_CASE("conformance: reference models at other input shapes match PyTorch") {
   KC_SKIP_UNLESS_DIR(test::modelsDir(), "KC_MODELS_DIR");
   std::string root = std::string(KC_SOURCE_DIR) + "/test/shapes";
@@ -299,14 +315,8 @@ TEST_CASE("conformance: reference models at other input shapes match PyTorch") {
       pair += "-" + words[k].str();
     }
     INFO("pair " << pair);
-    std::string dir = test::modelsDir() + "/" + name;
-    auto run = [&](bool optimize, int threads) {
-      return runModelOn(dir, inputs, root + "/" + pair, optimize, threads, Tolerance::Absolute);
-    };
-    double plain = expectMatch(run(false, 0), "no passes");
-    double optimized = expectMatch(run(true, 1), "-O, 1 thread");
-    MESSAGE(pair << ": worst |a-b| = " << plain << " (no passes), " << optimized
-                 << " (-O, 1 thread)");
+    MESSAGE(pair << ": "
+                 << matchesAtShape(test::modelsDir() + "/" + name, inputs, root + "/" + pair));
     ++pairs;
   }
   CHECK(pairs >= 8);
@@ -330,14 +340,9 @@ TEST_CASE("conformance: models converted with ? dims match PyTorch at several sh
       std::string pair = name + "-" + words[k].str();
       INFO("model " << param << " at " << words[k].str());
       std::vector<rt::Tensor> inputs{hashedInput(parseShape(words[k]), 0)};
-      auto run = [&](bool optimize, int threads) {
-        return runModelOn(test::modelsDir() + "/" + name, inputs, root + "/" + pair, optimize,
-                          threads, Tolerance::Absolute, param);
-      };
-      double plain = expectMatch(run(false, 0), "no passes");
-      double optimized = expectMatch(run(true, 1), "-O, 1 thread");
-      MESSAGE(name << " (? dims) at " << words[k].str() << ": worst |a-b| = " << plain
-                   << " (no passes), " << optimized << " (-O, 1 thread)");
+      MESSAGE(name << " (? dims) at " << words[k].str() << ": "
+                   << matchesAtShape(test::modelsDir() + "/" + name, inputs, root + "/" + pair,
+                                     param));
     }
     ++models;
   }
