@@ -106,6 +106,26 @@ TEST_CASE("compiled model: runs after its module is gone") {
   CHECK(sameBytes(*before, *after));
 }
 
+TEST_CASE("compiled model: a run's outputs are its caller's, untouched by later runs") {
+  test::ScopedThreadCount restore;
+  ModulePtr m = loadTyped(bundled());
+  auto cm = compile(*m, 1);
+  std::vector<rt::Tensor> a = randomInputs(*cm, 11), b = randomInputs(*cm, 12);
+  auto outA = cm->run(a);
+  REQUIRE(bool(outA));
+  std::vector<rt::Tensor> copyA;
+  for (const rt::Tensor &t : *outA)
+    copyA.push_back(rt::Tensor::copyOf(t));
+  // Other inputs, twice: memory the first run's outputs came from is
+  // handed out again, and must not be theirs.
+  for (int r = 0; r < 2; ++r) {
+    auto outB = cm->run(b);
+    REQUIRE(bool(outB));
+    CHECK_FALSE(sameBytes(*outB, *outA));
+  }
+  CHECK(sameBytes(*outA, copyA));
+}
+
 TEST_CASE("compiled model: two compiled from one module run at once on two threads") {
   checkConcurrent(bundled(), 50);
   if (!test::haveDir(test::modelsDir()))

@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <new>
 #include <set>
@@ -340,9 +339,7 @@ llvm::Expected<std::vector<Tensor>> Plan::runOn(RunState &R, llvm::ArrayRef<Tens
   ++R.runs;
   std::vector<Tensor> result;
   for (unsigned v : S.outputs) {
-    const Tensor &src = R.bound[v];
-    Tensor t = Tensor::empty(src.dtype(), src.shape());
-    std::memcpy(t.raw(), src.raw(), t.nbytes());
+    Tensor t = Tensor::copyOf(R.bound[v]);
     if (opts.checkNan && hasNan(t))
       return error("NaN in model output " + llvm::Twine(result.size()));
     result.push_back(std::move(t));

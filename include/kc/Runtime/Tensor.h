@@ -33,6 +33,9 @@ public:
 
   /// New zero-filled, 64-byte aligned storage.
   static Tensor empty(DType dtype, llvm::ArrayRef<int64_t> shape);
+  /// A tensor owning a copy of `t`'s bytes, in 64-byte aligned heap memory
+  /// that later copies of the same size reuse (a run's outputs).
+  static Tensor copyOf(const Tensor &t);
   /// Wraps `data` (kept alive by `owner`, which may be null when the caller
   /// guarantees the lifetime).
   static Tensor view(DType dtype, llvm::ArrayRef<int64_t> shape, void *data,
