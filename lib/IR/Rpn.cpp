@@ -64,6 +64,17 @@ llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
       return error("@" + fn.name() + ": rpn body without a program attribute");
     return parseRpnTokens(prog->getStringList(), fn.params().size());
   }
+  // A value used several times is written out at each use, so a DAG's
+  // program can be exponential in its size (each of k nodes adding its
+  // predecessor to itself: 2^k). Programs stay linear in the function's
+  // size, or are refused before any is built.
+  size_t nodes = 0;
+  PostOrderVisit(fn.body(), [&](const Expr &) { ++nodes; });
+  const uint64_t most = kRpnLengthPerNode * nodes + kRpnLengthSlack;
+  if (uint64_t length = rpnLength(fn.body(), most + 1); length > most)
+    return error("@" + fn.name() + ": its reverse-Polish program would exceed " +
+                 llvm::Twine(most) + " instructions for " + llvm::Twine(nodes) +
+                 " nodes: values used several times are repeated at each use");
   RpnProgram p;
   p.numParams = fn.params().size();
   llvm::DenseMap<const ExprNode *, unsigned> paramIndex;

@@ -49,8 +49,15 @@ struct RpnProgram {
 /// The op name of the lowered body.
 constexpr const char *kRpnOpName = "rpn";
 
+/// The most instructions lowerToRpn emits for a function of n nodes:
+/// kRpnLengthPerNode * n + kRpnLengthSlack. Beyond, sharing in the DAG
+/// (repeated at each use in the program) would make it grow faster than
+/// the function.
+constexpr uint64_t kRpnLengthPerNode = 16, kRpnLengthSlack = 65536;
+
 /// Lowers a primitive function to a program: from its expression AST, or
-/// reads it back from an already lowered body (an `rpn` call).
+/// reads it back from an already lowered body (an `rpn` call). A program
+/// longer than the bound above is refused, naming the function.
 llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn);
 /// Parses the `program` tokens of an `rpn` call.
 llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, unsigned numParams);
