@@ -47,31 +47,25 @@ const FunctionNode *primitiveCallee(const ExprNode *e) {
              : nullptr;
 }
 
-uint64_t saturatingMul(uint64_t a, uint64_t b, uint64_t cap) {
-  return b != 0 && a > cap / b ? cap : std::min(cap, a * b);
-}
-
 /// What merging needs to know of an expression call: the length of its
-/// program (rpnLength) and how often each operand occurs in it, operands in
-/// first-use order.
+/// program (rpnLength) and how often each operand occurs in it (as an
+/// operand of its calls), operands in first-use order.
 struct Shape {
   uint64_t length = 0;
   llvm::MapVector<const ExprNode *, uint64_t> occurrences;
 };
 
-/// The Shape of call c of primitive function f, in time linear in f's size:
-/// occurrences flow from the body down the DAG, parents before children.
+/// The Shape of call c of primitive function f, in time linear in f's size.
 Shape shapeOf(const CallNode &c, const FunctionNode &f, uint64_t cap) {
   Shape s;
   s.length = rpnLength(f.body(), cap);
-  std::vector<const ExprNode *> postOrder;
-  PostOrderVisit(f.body(), [&](const Expr &e) { postOrder.push_back(e.get()); });
   llvm::DenseMap<const ExprNode *, uint64_t> count;
-  count[f.body().get()] = 1;
-  for (auto it = postOrder.rbegin(); it != postOrder.rend(); ++it)
-    if (auto *call = llvm::dyn_cast<CallNode>(*it))
+  PostOrderVisit(f.body(), [&](const Expr &e) {
+    if (auto *call = llvm::dyn_cast<CallNode>(e.get()))
       for (const Expr &a : call->args())
-        count[a.get()] = std::min(cap, count[a.get()] + count.lookup(call));
+        ++count[a.get()];
+  });
+  count[f.body().get()] += 1;
   for (size_t i = 0; i < f.params().size(); ++i)
     if (uint64_t n = count.lookup(f.params()[i].get()))
       s.occurrences[c.arg(i).get()] += n;
@@ -141,12 +135,13 @@ void MergeExpressions::formGroups(const Function &main) {
 }
 
 /// Takes `producer` into g if the merged program stays within the bounds:
-/// its k occurrences in g are replaced by k copies of its program.
+/// its k occurrences in g (k instructions pushing it) are replaced by its
+/// program, computed once, and with k > 1 a save after it and k - 1 loads.
 bool MergeExpressions::tryJoin(const CallNode &producer, Group &g) {
   uint64_t cap = lengthCap();
   Shape p = shapeOf(producer, *primitiveCallee(&producer), cap);
   uint64_t k = g.shape.occurrences.lookup(&producer);
-  uint64_t length = std::min(cap, g.shape.length + saturatingMul(k, p.length - 1, cap));
+  uint64_t length = std::min(cap, g.shape.length + p.length - (k > 1 ? 0 : 1));
   size_t operands = g.shape.occurrences.size() - 1;
   for (auto &[q, n] : p.occurrences)
     operands += !g.shape.occurrences.count(q);
@@ -154,7 +149,7 @@ bool MergeExpressions::tryJoin(const CallNode &producer, Group &g) {
     return false;
   g.shape.occurrences.erase(&producer);
   for (auto &[q, n] : p.occurrences)
-    g.shape.occurrences[q] = std::min(cap, g.shape.occurrences[q] + saturatingMul(k, n, cap));
+    g.shape.occurrences[q] = std::min(cap, g.shape.occurrences[q] + n);
   g.shape.length = length;
   g.merged = true;
   ++numMerged;

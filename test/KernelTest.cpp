@@ -14,6 +14,7 @@
 #include "kc/IR/Module.h"
 #include "kc/IR/Parser.h"
 #include "kc/IR/TypeInference.h"
+#include "kc/Pass/PassManager.h"
 #include "kc/Runtime/Interpreter.h"
 #include "kc/Runtime/KernelIsa.h"
 
@@ -282,6 +283,50 @@ std::vector<double> reduceRef(const std::string &op, const Dims &in, const std::
   return acc;
 }
 } // namespace
+
+// Values an expression uses twice are computed once, kept in a slot and
+// loaded again (lower-rpn's =$i and $i): over blocks and a tail (1100
+// columns, blocks of 512), with a broadcast operand, from the AST and from
+// the lowered program text.
+TEST_CASE("kernel: an expression that reuses values") {
+  const std::string text = R"(
+fn @e(%a: f32[2,1100], %b: f32[1100]) -> f32[2,1100] primitive {
+  %0 = add(%a, %b) : f32[2,1100]
+  %1 = sin(%0) : f32[2,1100]
+  %2 = mul(%0, %1) : f32[2,1100]
+  %3 = sub(%2, %1) : f32[2,1100]
+  %4 = mul(%3, %3) : f32[2,1100]
+  return %4
+}
+fn @main(%a: f32[2,1100], %b: f32[1100]) -> f32[2,1100] {
+  %0 = @e(%a, %b) : f32[2,1100]
+  return %0
+}
+)";
+  std::mt19937 rng(17);
+  std::vector<float> a = uniform(rng, 2200, -3.f, 3.f), b = uniform(rng, 1100, -3.f, 3.f);
+  std::vector<double> ref(2200);
+  for (int64_t i = 0; i < 2200; ++i) {
+    double v = double(a[size_t(i)]) + double(b[size_t(i % 1100)]), sv = std::sin(v);
+    ref[size_t(i)] = (v * sv - sv) * (v * sv - sv);
+  }
+  for (bool lowered : {false, true}) {
+    CAPTURE(lowered);
+    ModulePtr m = parseTyped(text);
+    if (lowered) {
+      PassManager pm;
+      REQUIRE(!pm.addPipeline("lower-rpn"));
+      REQUIRE(!pm.run(*m));
+      const auto *body = llvm::cast<CallNode>(m->lookup("e")->body().get());
+      auto program = body->attrs().find("program")->getStringList();
+      CHECK(std::vector<std::string>(program.begin(), program.end()) ==
+            std::vector<std::string>{"%0", "%1", "add", "=$0", "$0", "sin", "=$1", "mul", "$1",
+                                     "sub", "=$2", "$2", "mul"});
+    }
+    auto out = runModule(*m, {tensorOf({2, 1100}, a), tensorOf({1100}, b)});
+    expectClose(out[0], {2, 1100}, ref, "reused values");
+  }
+}
 
 TEST_CASE("kernel: reductions mean/sum/prod/amax/amin") {
   std::mt19937 rng(101);

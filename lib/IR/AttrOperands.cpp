@@ -107,8 +107,10 @@ std::optional<AttrValue> expressionValue(const CallNode &c, const FunctionNode &
     const TensorTypeNode *tensor = nullptr; ///< an operand, else `v`
     AttrValue v;
   };
-  std::vector<Value> stack;
+  std::vector<Value> stack, slots;
   for (const RpnInstr &in : program->code) {
+    if (replaySlot(in, stack, slots))
+      continue;
     if (in.kind == RpnInstr::Kind::Arg) {
       if (in.arg >= c.numArgs())
         return std::nullopt;

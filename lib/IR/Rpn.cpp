@@ -29,6 +29,12 @@ std::vector<std::string> RpnProgram::toTokens() const {
     case RpnInstr::Kind::Apply:
       t.push_back(i.op->name() + (i.op->arity() < 0 ? "/" + std::to_string(i.numOperands) : ""));
       break;
+    case RpnInstr::Kind::Save:
+      t.push_back("=$" + std::to_string(i.arg));
+      break;
+    case RpnInstr::Kind::Load:
+      t.push_back("$" + std::to_string(i.arg));
+      break;
     }
   }
   return t;
@@ -39,16 +45,34 @@ bool isLoweredToRpn(const FunctionNode &fn) {
   return c && c->opDef() && c->opDef()->name() == kRpnOpName;
 }
 
-uint64_t rpnLength(const Expr &body, uint64_t cap) {
-  llvm::DenseMap<const ExprNode *, uint64_t> length;
+/// How often each node of `body` is an operand of a call in it.
+static llvm::DenseMap<const ExprNode *, unsigned> operandUses(const Expr &body) {
+  llvm::DenseMap<const ExprNode *, unsigned> uses;
   PostOrderVisit(body, [&](const Expr &e) {
-    uint64_t n = 1;
     if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
       for (const Expr &a : c->args())
-        n = std::min(cap, n + length.lookup(a.get()));
-    length[e.get()] = n;
+        ++uses[a.get()];
   });
-  return length.lookup(body.get());
+  return uses;
+}
+
+uint64_t rpnLength(const Expr &body, uint64_t cap) {
+  if (!llvm::isa<CallNode>(body.get()))
+    return 1;
+  auto uses = operandUses(body);
+  uint64_t n = 0;
+  PostOrderVisit(body, [&](const Expr &e) {
+    auto *c = llvm::dyn_cast<CallNode>(e.get());
+    if (!c)
+      return;
+    uint64_t own = 1; // the op
+    if (unsigned u = uses.lookup(c); u > 1)
+      own += u; // a save, and a load at each further use
+    for (const Expr &a : c->args())
+      own += !llvm::isa<CallNode>(a.get()); // a parameter or literal, at each use
+    n = std::min(cap, n + own);
+  });
+  return n;
 }
 
 static void track(RpnProgram &p, unsigned &depth, int delta) {
@@ -64,24 +88,16 @@ llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
       return error("@" + fn.name() + ": rpn body without a program attribute");
     return parseRpnTokens(prog->getStringList(), fn.params().size());
   }
-  // A value used several times is written out at each use, so a DAG's
-  // program can be exponential in its size (each of k nodes adding its
-  // predecessor to itself: 2^k). Programs stay linear in the function's
-  // size, or are refused before any is built.
-  size_t nodes = 0;
-  PostOrderVisit(fn.body(), [&](const Expr &) { ++nodes; });
-  const uint64_t most = kRpnLengthPerNode * nodes + kRpnLengthSlack;
-  if (uint64_t length = rpnLength(fn.body(), most + 1); length > most)
-    return error("@" + fn.name() + ": its reverse-Polish program would exceed " +
-                 llvm::Twine(most) + " instructions for " + llvm::Twine(nodes) +
-                 " nodes: values used several times are repeated at each use");
   RpnProgram p;
   p.numParams = fn.params().size();
   llvm::DenseMap<const ExprNode *, unsigned> paramIndex;
   for (unsigned i = 0; i < fn.params().size(); ++i)
     paramIndex[fn.params()[i].get()] = i;
   unsigned depth = 0;
-  // Postfix order with an explicit stack: (node, operands emitted?).
+  auto uses = operandUses(fn.body());
+  llvm::DenseMap<const ExprNode *, unsigned> slotOf; ///< shared calls computed so far
+  // Postfix order with an explicit stack: (node, operands emitted?). A
+  // shared call's first use in this order is computed, before any other.
   std::vector<std::pair<const ExprNode *, bool>> stack{{fn.body().get(), false}};
   while (!stack.empty()) {
     auto [e, expanded] = stack.back();
@@ -111,6 +127,13 @@ llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
         return error("@" + fn.name() + ": only operator calls can be lowered, found a call of @" +
                      c->calleeName());
       if (!expanded) {
+        if (auto it = slotOf.find(c); it != slotOf.end()) {
+          RpnInstr load(RpnInstr::Kind::Load);
+          load.arg = it->second;
+          p.code.push_back(load);
+          track(p, depth, +1);
+          continue;
+        }
         stack.push_back({c, true});
         for (size_t i = c->numArgs(); i-- > 0;)
           stack.push_back({c->arg(i).get(), false});
@@ -121,6 +144,12 @@ llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
       in.numOperands = c->numArgs();
       p.code.push_back(in);
       track(p, depth, 1 - int(c->numArgs()));
+      if (uses.lookup(c) > 1) {
+        RpnInstr save(RpnInstr::Kind::Save);
+        save.arg = p.numSlots++;
+        slotOf[c] = save.arg;
+        p.code.push_back(save);
+      }
     } else {
       return error("@" + fn.name() + ": cannot lower a " + nodeKindName(e->kind()) +
                    " inside an expression");
@@ -149,6 +178,24 @@ llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, un
   p.numParams = numParams;
   unsigned depth = 0;
   for (llvm::StringRef tok : tokens) {
+    if (tok.startswith("$") || tok.startswith("=$")) {
+      bool save = tok.startswith("=");
+      RpnInstr in(save ? RpnInstr::Kind::Save : RpnInstr::Kind::Load);
+      if (tok.drop_front(save ? 2 : 1).getAsInteger(10, in.arg))
+        return error("rpn: bad slot '" + tok + "'");
+      if (save && depth == 0)
+        return error("rpn: '" + tok + "' saves from an empty stack");
+      if (save && in.arg != p.numSlots)
+        return error("rpn: '" + tok + "' saves into slot " + std::to_string(in.arg) +
+                     "; slots are numbered in saving order, the next is " +
+                     std::to_string(p.numSlots));
+      if (!save && in.arg >= p.numSlots)
+        return error("rpn: '" + tok + "' loads a slot no value was saved in");
+      p.numSlots += save;
+      p.code.push_back(in);
+      track(p, depth, save ? 0 : +1);
+      continue;
+    }
     if (tok.startswith("%")) {
       RpnInstr in(RpnInstr::Kind::Arg);
       if (tok.drop_front().getAsInteger(10, in.arg) || in.arg >= numParams)
@@ -231,9 +278,14 @@ static llvm::Expected<Type> rpnTypeRule(const CallNode &call) {
   auto p = parseRpnTokens(prog->getStringList(), call.numArgs());
   if (!p)
     return p.takeError();
-  std::vector<Expr> stack;
+  std::vector<Expr> stack, slots;
   for (const RpnInstr &in : p->code) {
+    if (replaySlot(in, stack, slots))
+      continue;
     switch (in.kind) {
+    case RpnInstr::Kind::Save:
+    case RpnInstr::Kind::Load:
+      break; // replaySlot
     case RpnInstr::Kind::Arg:
       if (in.arg >= call.numArgs())
         return error("rpn: %" + std::to_string(in.arg) + " is out of range");

@@ -26,6 +26,10 @@ namespace kc {
 /// What cannot be exported, said without a place: the caller (a tool)
 /// places the message at the file it was exporting. Errors about one node
 /// are placed at it (PnnxWriter::nodeError).
+/// The longest pnnx expression written: a value an expression reuses is
+/// written out again at each use.
+constexpr size_t kMaxExpressionText = size_t(1) << 20;
+
 static llvm::Error exportError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot export: " + msg);
 }
@@ -99,10 +103,24 @@ llvm::Expected<std::string> expressionText(const FunctionNode &fn) {
   auto prog = lowerToRpn(fn);
   if (!prog)
     return prog.takeError();
-  // Replays the postfix program on a stack of texts.
-  std::vector<std::string> stack;
+  // Replays the postfix program on a stack of texts. A pnnx expression is
+  // a tree: a saved value is written out again at each use, so the text
+  // can outgrow the program; past kMaxExpressionText it is refused.
+  std::vector<std::string> stack, slots;
+  auto tooLong = [&] {
+    return exportError("@" + fn.name() + ": the expression would be longer than " +
+                       llvm::Twine(kMaxExpressionText) +
+                       " characters written out as a tree (it reuses values)");
+  };
   for (const RpnInstr &in : prog->code) {
+    if (!stack.empty() && stack.back().size() > kMaxExpressionText)
+      return tooLong();
+    if (replaySlot(in, stack, slots))
+      continue;
     switch (in.kind) {
+    case RpnInstr::Kind::Save:
+    case RpnInstr::Kind::Load:
+      break; // replaySlot
     case RpnInstr::Kind::Arg:
       stack.push_back("@" + std::to_string(in.arg));
       break;
@@ -132,6 +150,8 @@ llvm::Expected<std::string> expressionText(const FunctionNode &fn) {
   }
   if (stack.size() != 1)
     return exportError("@" + fn.name() + ": malformed expression program");
+  if (stack.back().size() > kMaxExpressionText)
+    return tooLong();
   return stack.back();
 }
 

@@ -53,9 +53,9 @@ bool isBinary(Code c) {
 }
 
 struct Instr {
-  enum Kind : uint8_t { Arg, Literal, Apply } kind;
+  enum Kind : uint8_t { Arg, Literal, Apply, Save, Load } kind;
   Code code = Code::Invalid;
-  unsigned index = 0; ///< Arg: argument; Literal: literal slot
+  unsigned index = 0; ///< Arg: argument; Literal: literal; Save, Load: slot
 };
 
 void apply(Code c, const float *a, const float *b, float *d, int64_t n) {
@@ -82,8 +82,8 @@ void apply(Code c, const float *a, const float *b, float *d, int64_t n) {
 
 class ExprKernel final : public OpKernel {
 public:
-  /// A stack of depth_ blocks for each thread, then the operands that are
-  /// not f32, converted.
+  /// A stack of depth_ blocks and slots_ saved blocks for each thread, then
+  /// the operands that are not f32, converted.
   size_t workspaceBytes() const override {
     return (stacksFloats() + convertedFloats_) * sizeof(float);
   }
@@ -113,7 +113,8 @@ public:
     parallelFor(
         total, threads > 1,
         [&](int64_t t) {
-          float *scratch = stacks + size_t(omp_get_thread_num()) * depth_ * kBlock;
+          float *scratch = stacks + size_t(omp_get_thread_num()) * (depth_ + slots_) * kBlock;
+          float *saved = scratch + depth_ * kBlock;
           int64_t row = t / blocksPerRow, j0 = (t % blocksPerRow) * kBlock;
           int64_t n = std::min(kBlock, inner_ - j0);
           const float *stack[64];
@@ -131,6 +132,10 @@ public:
               ++sp;
             } else if (i.kind == Instr::Literal) {
               stack[sp++] = literals_.data() + i.index * kBlock;
+            } else if (i.kind == Instr::Save) {
+              std::memcpy(saved + i.index * kBlock, stack[sp - 1], sizeof(float) * n);
+            } else if (i.kind == Instr::Load) {
+              stack[sp++] = saved + i.index * kBlock;
             } else if (isBinary(i.code)) {
               float *d = scratch + (sp - 2) * kBlock;
               apply(i.code, stack[sp - 2], stack[sp - 1], d, n);
@@ -146,7 +151,7 @@ public:
         threads);
   }
 
-  size_t stacksFloats() const { return size_t(threads_) * depth_ * kBlock; }
+  size_t stacksFloats() const { return size_t(threads_) * (depth_ + slots_) * kBlock; }
 
   static void convertToFloat(const Tensor &t, float *to) {
     int64_t n = t.numel();
@@ -184,7 +189,8 @@ public:
   int64_t rows_ = 1, inner_ = 1;
   size_t convertedFloats_ = 0; ///< elements of the operands that are not f32
   unsigned depth_ = 1;
-  int threads_ = 1; ///< threads the workspace holds a stack for
+  unsigned slots_ = 0; ///< blocks the program saves values in
+  int threads_ = 1;    ///< threads the workspace holds a stack for
 };
 
 } // namespace
@@ -242,7 +248,7 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
     unsigned arg = 0;
     double value = 0;
   };
-  std::vector<Entry> sim;
+  std::vector<Entry> sim, savedSim;
   std::vector<double> literalValues;
   auto pushLiteral = [&](double v) {
     k->code_.push_back({Instr::Literal, Code::Invalid, unsigned(literalValues.size())});
@@ -263,12 +269,26 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
       sim.push_back({false, true, 0, d});
       break;
     }
+    case RpnInstr::Kind::Save:
+      k->code_.push_back({Instr::Save, Code::Invalid, in.arg});
+      savedSim.push_back(sim.back());
+      break;
+    case RpnInstr::Kind::Load:
+      k->code_.push_back({Instr::Load, Code::Invalid, in.arg});
+      sim.push_back(savedSim[in.arg]);
+      break;
     case RpnInstr::Kind::Apply: {
       llvm::StringRef name = in.op->name();
       if (name == "size") {
         // size(@i) or size(@i, d): replace the pushed operands by a literal.
         Entry a = sim[sim.size() - in.numOperands];
-        if (!a.isArg)
+        // Each operand must be the one instruction that pushed it.
+        bool pushedDirectly = k->code_.size() >= in.numOperands &&
+                              std::all_of(k->code_.end() - in.numOperands, k->code_.end(),
+                                          [](const Instr &i) {
+                                            return i.kind == Instr::Arg || i.kind == Instr::Literal;
+                                          });
+        if (!a.isArg || !pushedDirectly || (in.numOperands == 2 && !sim.back().isConst))
           return kernelError(call, "size() of a computed value is not supported");
         const auto &s = argShapes[a.arg];
         double v = double(numElements(s));
@@ -306,15 +326,16 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
   // Stack depth of the rewritten program.
   unsigned depth = 0, maxDepth = 1;
   for (const Instr &i : k->code_) {
-    if (i.kind != Instr::Apply)
+    if (i.kind == Instr::Arg || i.kind == Instr::Literal || i.kind == Instr::Load)
       ++depth;
-    else if (isBinary(i.code))
+    else if (i.kind == Instr::Apply && isBinary(i.code))
       --depth;
     maxDepth = std::max(maxDepth, depth);
   }
   if (maxDepth > 64)
     return kernelError(call, "expression needs a stack deeper than 64");
   k->depth_ = maxDepth;
+  k->slots_ = prog->numSlots;
   k->threads_ = std::max(1, ctx.numThreads);
   for (double v : literalValues)
     k->literals_.insert(k->literals_.end(), kBlock, float(v));

@@ -2,13 +2,19 @@
 ///
 /// \file
 /// A primitive expression function as a flat postfix program: push an
-/// argument, push a literal, or apply an op to the top of the stack. The
-/// `lower-rpn` pass stores it in the IR as the function body
+/// argument, push a literal, apply an op to the top of the stack, keep the
+/// top in a numbered slot, or push a slot again. The `lower-rpn` pass
+/// stores it in the IR as the function body
 ///
 ///     %2 = rpn(%0, %1) {program=["%0", "%1", "add", "2.5", "mul"]} : f32[...]
 ///
 /// and the interpreter runs it on a stack machine, block by block. Both go
-/// through this one representation.
+/// through this one representation. A value the expression uses more than
+/// once is computed once: `=$0` after it keeps it in slot 0, and `$0`
+/// pushes it again at each later use, so a program is as long as its
+/// expression DAG, not as the tree that DAG unfolds into:
+///
+///     mul(t, t) with t = add(%0, %1)   ==>   ["%0","%1","add","=$0","$0","mul"]
 ///
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,10 +31,12 @@
 namespace kc {
 
 struct RpnInstr {
-  enum class Kind : uint8_t { Arg, Literal, Apply };
+  /// Save copies the top of the stack into slot `arg` (leaving it there);
+  /// Load pushes slot `arg`.
+  enum class Kind : uint8_t { Arg, Literal, Apply, Save, Load };
   explicit RpnInstr(Kind k) : kind(k) {}
   Kind kind;
-  unsigned arg = 0;          ///< Arg: parameter index
+  unsigned arg = 0;          ///< Arg: parameter index; Save, Load: slot
   AttrValue literal;         ///< Literal: the value
   DType literalType = DType::F32;
   const OpDef *op = nullptr; ///< Apply: the operation (its arity pops)
@@ -40,34 +48,45 @@ struct RpnProgram {
   unsigned numParams = 0;
   /// Largest stack depth reached while running the program.
   unsigned maxDepth = 0;
+  /// Slots the program saves values in (numbered from 0 in saving order).
+  unsigned numSlots = 0;
 
   /// Text tokens: `%i` for arguments, `2.5:f32` for literals, op names
-  /// (with `/n` appended when the op takes a variable number of operands).
+  /// (with `/n` appended when the op takes a variable number of operands),
+  /// `=$i` to save the top in slot i, `$i` to push slot i.
   std::vector<std::string> toTokens() const;
 };
+
+/// Runs `in` on a replay of a program over values of another kind (types,
+/// texts, constants) if it is a Save or a Load; says whether it was.
+template <class T>
+bool replaySlot(const RpnInstr &in, std::vector<T> &stack, std::vector<T> &slots) {
+  if (in.kind == RpnInstr::Kind::Save)
+    slots.push_back(stack.back());
+  else if (in.kind == RpnInstr::Kind::Load)
+    stack.push_back(slots[in.arg]);
+  else
+    return false;
+  return true;
+}
 
 /// The op name of the lowered body.
 constexpr const char *kRpnOpName = "rpn";
 
-/// The most instructions lowerToRpn emits for a function of n nodes:
-/// kRpnLengthPerNode * n + kRpnLengthSlack. Beyond, sharing in the DAG
-/// (repeated at each use in the program) would make it grow faster than
-/// the function.
-constexpr uint64_t kRpnLengthPerNode = 16, kRpnLengthSlack = 65536;
-
 /// Lowers a primitive function to a program: from its expression AST, or
-/// reads it back from an already lowered body (an `rpn` call). A program
-/// longer than the bound above is refused, naming the function.
+/// reads it back from an already lowered body (an `rpn` call). Each call
+/// node of the AST is computed once; one with several uses is saved in a
+/// slot after it and loaded at its other uses.
 llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn);
 /// Parses the `program` tokens of an `rpn` call.
 llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, unsigned numParams);
 /// True when `fn`'s body is already an `rpn` call.
 bool isLoweredToRpn(const FunctionNode &fn);
 
-/// How many instructions lowerToRpn emits for `body`: the size of the
-/// expression as a tree, where a subexpression is counted at each of its
-/// uses. Counted on the DAG in time linear in its size, saturating at
-/// `cap` (a shared chain's tree can be exponential in the DAG).
+/// How many instructions lowerToRpn emits for `body`: one per call node,
+/// one per use of a parameter or literal, and a save and a load per
+/// further use of a call used more than once. Linear in the DAG's size;
+/// saturates at `cap`.
 uint64_t rpnLength(const Expr &body, uint64_t cap);
 
 /// If `e` is a list expression of operands and Nones (`[@0]`, `[None,@1]`,
