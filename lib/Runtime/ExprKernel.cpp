@@ -16,6 +16,10 @@ namespace kc::rt {
 namespace {
 
 constexpr int64_t kBlock = 512;
+/// Values a program may keep for reuse (2 KiB of workspace per thread
+/// each); merge-expressions' programs of at most 256 instructions keep
+/// at most 128.
+constexpr unsigned kMaxSlots = 1024;
 
 /// The operators of ExprOps.def.
 enum class Code : uint8_t {
@@ -334,6 +338,10 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
   }
   if (maxDepth > 64)
     return kernelError(call, "expression needs a stack deeper than 64");
+  // Each slot is a block per thread of the workspace.
+  if (prog->numSlots > kMaxSlots)
+    return kernelError(call, "expression keeps " + llvm::Twine(prog->numSlots) +
+                                 " values for reuse (at most " + llvm::Twine(kMaxSlots) + ")");
   k->depth_ = maxDepth;
   k->slots_ = prog->numSlots;
   k->threads_ = std::max(1, ctx.numThreads);
