@@ -6,9 +6,12 @@
 // merges). Each is imported, optimized (-O) and run at n/10 and at n.
 // Linear cost makes the larger 10 times dearer, quadratic 100 times: the
 // bound is 40 (generous against a loaded machine), with the values checked
-// and the peak memory growth bounded per op.
+// and the peak memory growth bounded per op. Last, every registered pass,
+// the printer and the interpreter on 100,000-node chains (no recursion).
 //
 //===----------------------------------------------------------------------===//
+#include "kc/IR/Parser.h"
+#include "kc/IR/Printer.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/Import/Importer.h"
 #include "kc/Pass/PassManager.h"
@@ -225,3 +228,55 @@ TEST_CASE("scale: 16 chained expressions that use their input thrice") {
 TEST_CASE("scale: a chain of 100,000 expressions") {
   checkLinear("expression chain", expressionChain);
 }
+
+/// A chain of kOps ReLUs in main feeding a primitive function whose body
+/// is a chain of kOps negations: deep where pnnx's graphs are wide.
+static std::string deepModule() {
+  std::string t = "fn @e(%a: f32[4]) -> f32[4] primitive {\n";
+  std::string prev = "%a";
+  for (int i = 0; i < kOps; ++i) {
+    t += "  %" + std::to_string(i) + " = neg(" + prev + ") : f32[4]\n";
+    prev = "%" + std::to_string(i);
+  }
+  t += "  return " + prev + "\n}\nfn @main(%x: f32[4]) -> f32[4] {\n";
+  prev = "%x";
+  for (int i = 0; i < kOps; ++i) {
+    t += "  %" + std::to_string(i) + " = nn.ReLU(" + prev + ") : f32[4]\n";
+    prev = "%" + std::to_string(i);
+  }
+  t += "  %" + std::to_string(kOps) + " = @e(" + prev + ") : f32[4]\n";
+  return t + "  return %" + std::to_string(kOps) + "\n}\n";
+}
+
+// Passes walk with the mixed-mode visitors and mutators, which expand
+// dataflow with a stack of their own; recursive walks would overflow the
+// thread's stack here. Every registered pass, then the printer and the
+// interpreter, on 100,000-node chains in main and in an expression.
+TEST_CASE("scale: every pass on a 100,000-node chain and a 100,000-node expression") {
+  const std::string text = deepModule();
+  const rt::Tensor x = filled({4}, {-1.5f, 0.f, 2.f, 3.25f});
+  for (const PassRegistry::Entry *pass : PassRegistry::global().all()) {
+    CAPTURE(pass->name);
+    double start = cpuSeconds();
+    auto m = parseModule(text, "deep.kc");
+    REQUIRE_MESSAGE(bool(m), llvm::toString(m.takeError()));
+    REQUIRE(!inferTypes(**m));
+    PassManager pm;
+    REQUIRE(!pm.addPipeline(pass->name));
+    if (auto e = pm.run(**m))
+      FAIL(llvm::toString(std::move(e)));
+    CHECK(printModule(**m).size() > size_t(kOps) * 10);
+    auto compiled = rt::CompiledModel::compile(**m);
+    REQUIRE_MESSAGE(bool(compiled), llvm::toString(compiled.takeError()));
+    auto out = (*compiled)->run({x});
+    REQUIRE_MESSAGE(bool(out), llvm::toString(out.takeError()));
+    // An even number of negations of relu(x).
+    const float *y = (*out)[0].data<float>();
+    CHECK(y[0] == 0.f);
+    CHECK(y[1] == 0.f);
+    CHECK(y[2] == 2.f);
+    CHECK(y[3] == 3.25f);
+    MESSAGE(pass->name << ": " << cpuSeconds() - start << " s");
+  }
+}
+
