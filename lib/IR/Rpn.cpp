@@ -80,6 +80,89 @@ static void track(RpnProgram &p, unsigned &depth, int delta) {
   p.maxDepth = std::max(p.maxDepth, depth);
 }
 
+namespace {
+
+/// Emits the instructions of one node of an expression function, its
+/// operands already on the stack, dispatching on the node's kind: a
+/// parameter pushes its argument, a scalar constant its literal, an
+/// operator call applies the op (and, used more than once, saves the
+/// result). A call computed already loads it instead. The first error is
+/// kept in `error` and stops the walk.
+class RpnEmitter final : public ExprFunctor<void(const Expr &)> {
+public:
+  explicit RpnEmitter(const FunctionNode &fn) : fn_(fn), uses_(operandUses(fn.body())) {
+    program.numParams = fn.params().size();
+    for (unsigned i = 0; i < fn.params().size(); ++i)
+      paramIndex_[fn.params()[i].get()] = i;
+  }
+
+  /// Whether `c`'s value is in a slot, so its use is one load.
+  bool computed(const CallNode *c) const { return slotOf_.count(c) != 0; }
+
+  void VisitExpr_(const VarNode *v) override {
+    auto it = paramIndex_.find(v);
+    if (it == paramIndex_.end())
+      return fail("%" + v->name() + " is not a parameter");
+    RpnInstr in(RpnInstr::Kind::Arg);
+    in.arg = it->second;
+    push(in, +1);
+  }
+
+  void VisitExpr_(const ConstantNode *k) override {
+    if (!k->isScalar())
+      return fail("tensor constant '" + k->name() + "' inside an expression cannot be lowered");
+    RpnInstr in(RpnInstr::Kind::Literal);
+    in.literal = k->scalar();
+    auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(k->type().get());
+    // A typeless literal (none, a bare word) stays typeless: `:null`.
+    in.literalType = tt ? tt->dtype() : DType::Unknown;
+    push(in, +1);
+  }
+
+  void VisitExpr_(const CallNode *c) override {
+    if (auto it = slotOf_.find(c); it != slotOf_.end()) {
+      RpnInstr load(RpnInstr::Kind::Load);
+      load.arg = it->second;
+      return push(load, +1);
+    }
+    RpnInstr in(RpnInstr::Kind::Apply);
+    in.op = c->opDef();
+    in.numOperands = c->numArgs();
+    push(in, 1 - int(c->numArgs()));
+    if (uses_.lookup(c) > 1) {
+      RpnInstr save(RpnInstr::Kind::Save);
+      save.arg = program.numSlots++;
+      slotOf_[c] = save.arg;
+      push(save, 0);
+    }
+  }
+
+  void VisitExprDefault_(const ExprNode *e) override {
+    fail("cannot lower a " + nodeKindName(e->kind()) + " inside an expression");
+  }
+
+  void fail(const llvm::Twine &msg) {
+    if (error.empty())
+      error = "@" + fn_.name() + ": " + msg.str();
+  }
+
+  RpnProgram program;
+  std::string error;
+
+private:
+  void push(const RpnInstr &in, int delta) {
+    program.code.push_back(in);
+    track(program, depth_, delta);
+  }
+
+  const FunctionNode &fn_;
+  llvm::DenseMap<const ExprNode *, unsigned> uses_, paramIndex_;
+  llvm::DenseMap<const ExprNode *, unsigned> slotOf_; ///< shared calls computed so far
+  unsigned depth_ = 0;
+};
+
+} // namespace
+
 llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
   if (isLoweredToRpn(fn)) {
     auto *c = llvm::cast<CallNode>(fn.body().get());
@@ -88,74 +171,31 @@ llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
       return error("@" + fn.name() + ": rpn body without a program attribute");
     return parseRpnTokens(prog->getStringList(), fn.params().size());
   }
-  RpnProgram p;
-  p.numParams = fn.params().size();
-  llvm::DenseMap<const ExprNode *, unsigned> paramIndex;
-  for (unsigned i = 0; i < fn.params().size(); ++i)
-    paramIndex[fn.params()[i].get()] = i;
-  unsigned depth = 0;
-  auto uses = operandUses(fn.body());
-  llvm::DenseMap<const ExprNode *, unsigned> slotOf; ///< shared calls computed so far
-  // Postfix order with an explicit stack: (node, operands emitted?). A
-  // shared call's first use in this order is computed, before any other.
-  std::vector<std::pair<const ExprNode *, bool>> stack{{fn.body().get(), false}};
-  while (!stack.empty()) {
+  RpnEmitter emit(fn);
+  // Postfix order with an explicit stack of (node, operands emitted?), so
+  // that a deep expression costs no call stack; each node's own
+  // instructions come from the emitter. A shared call's first use in this
+  // order is computed, the others load it.
+  std::vector<std::pair<Expr, bool>> stack{{fn.body(), false}};
+  while (!stack.empty() && emit.error.empty()) {
     auto [e, expanded] = stack.back();
     stack.pop_back();
-    if (auto *v = llvm::dyn_cast<VarNode>(e)) {
-      auto it = paramIndex.find(v);
-      if (it == paramIndex.end())
-        return error("@" + fn.name() + ": %" + v->name() + " is not a parameter");
-      RpnInstr in(RpnInstr::Kind::Arg);
-      in.arg = it->second;
-      p.code.push_back(in);
-      track(p, depth, +1);
-    } else if (auto *k = llvm::dyn_cast<ConstantNode>(e)) {
-      if (!k->isScalar())
-        return error("@" + fn.name() + ": tensor constant '" + k->name() +
-                     "' inside an expression cannot be lowered");
-      RpnInstr in(RpnInstr::Kind::Literal);
-      in.literal = k->scalar();
-      auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(k->type().get());
-      // A typeless literal (none, a bare word) stays typeless: `:null`.
-      in.literalType = tt ? tt->dtype() : DType::Unknown;
-      p.code.push_back(in);
-      track(p, depth, +1);
-    } else if (auto *c = llvm::dyn_cast<CallNode>(e)) {
-      const OpDef *op = c->opDef();
-      if (!op)
-        return error("@" + fn.name() + ": only operator calls can be lowered, found a call of @" +
-                     c->calleeName());
-      if (!expanded) {
-        if (auto it = slotOf.find(c); it != slotOf.end()) {
-          RpnInstr load(RpnInstr::Kind::Load);
-          load.arg = it->second;
-          p.code.push_back(load);
-          track(p, depth, +1);
-          continue;
-        }
-        stack.push_back({c, true});
-        for (size_t i = c->numArgs(); i-- > 0;)
-          stack.push_back({c->arg(i).get(), false});
-        continue;
-      }
-      RpnInstr in(RpnInstr::Kind::Apply);
-      in.op = op;
-      in.numOperands = c->numArgs();
-      p.code.push_back(in);
-      track(p, depth, 1 - int(c->numArgs()));
-      if (uses.lookup(c) > 1) {
-        RpnInstr save(RpnInstr::Kind::Save);
-        save.arg = p.numSlots++;
-        slotOf[c] = save.arg;
-        p.code.push_back(save);
-      }
-    } else {
-      return error("@" + fn.name() + ": cannot lower a " + nodeKindName(e->kind()) +
-                   " inside an expression");
+    auto *c = llvm::dyn_cast<CallNode>(e.get());
+    if (c && !c->opDef()) {
+      emit.fail("only operator calls can be lowered, found a call of @" + c->calleeName());
+      break;
     }
+    if (c && !expanded && !emit.computed(c)) {
+      stack.emplace_back(e, true);
+      for (size_t i = c->numArgs(); i-- > 0;)
+        stack.emplace_back(c->arg(i), false);
+      continue;
+    }
+    emit(e);
   }
-  return p;
+  if (!emit.error.empty())
+    return error(emit.error);
+  return std::move(emit.program);
 }
 
 /// The complex number of a literal written `(re+imj)`, as the printer
