@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -321,6 +322,35 @@ TEST_CASE("a rewrite below a tuple rebuilds the tuple and its readers, sharing t
 }
 
 //===----------------------------------------------------------------------===//
+// PostfixVisit: every use, operands first, shared values where allowed
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("PostfixVisit walks the tree a DAG unfolds into, or each value once") {
+  Diamond d; // c = add(b, a), b = add(a, a), a = relu(x)
+  std::vector<const ExprNode *> order;
+  auto record = [&](const Expr &e) { order.push_back(e.get()); };
+  const ExprNode *x = d.x.get(), *a = d.a.get(), *b = d.b.get(), *c = d.c.get();
+  SUBCASE("every use expanded: the tree, in postfix order") {
+    PostfixVisit(d.c, [](const Expr &) { return true; }, record);
+    CHECK(order == std::vector<const ExprNode *>{x, a, x, a, b, x, a, c});
+  }
+  SUBCASE("a call expanded at its first use only: later uses are leaves") {
+    std::set<const ExprNode *> done;
+    PostfixVisit(
+        d.c, [&](const Expr &e) { return !done.count(e.get()); },
+        [&](const Expr &e) {
+          done.insert(e.get());
+          record(e);
+        });
+    CHECK(order == std::vector<const ExprNode *>{x, a, a, b, a, c});
+  }
+  SUBCASE("nothing expanded: the root alone") {
+    PostfixVisit(d.c, [](const Expr &) { return false; }, record);
+    CHECK(order == std::vector<const ExprNode *>{c});
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // (d) A 100,000-node chain: no recursion, linear, each node once
 //===----------------------------------------------------------------------===//
 
@@ -328,6 +358,12 @@ TEST_CASE("a 100,000-call chain is visited iteratively, each node once") {
   std::vector<Expr> keep;
   Expr root = buildNegChain(kChain, keep);
   const ExprNode *negOp = llvm::cast<CallNode>(root.get())->callee().get();
+
+  SUBCASE("PostfixVisit") {
+    size_t visited = 0;
+    PostfixVisit(root, [](const Expr &) { return true; }, [&](const Expr &) { ++visited; });
+    CHECK(visited == kChain + 1); // x and every call; Op callees are not operands
+  }
 
   SUBCASE("MixedModeVisitor") {
     CountingVisitor<MixedModeVisitor> v;

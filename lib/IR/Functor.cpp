@@ -98,6 +98,37 @@ static bool isDataflow(const ExprNode *e) {
   return llvm::isa<CallNode>(e) || llvm::isa<TupleNode>(e) || llvm::isa<TupleGetItemNode>(e);
 }
 
+/// Pushes the dataflow operands of `n` onto `stack` right to left, so that
+/// they come off it left to right.
+template <class Push> static void pushOperands(const Expr &n, Push push) {
+  if (auto *c = llvm::dyn_cast<CallNode>(n.get())) {
+    for (size_t i = c->numArgs(); i-- > 0;)
+      push(c->arg(i));
+  } else if (auto *t = llvm::dyn_cast<TupleNode>(n.get())) {
+    for (size_t i = t->fields().size(); i-- > 0;)
+      push(t->fields()[i]);
+  } else if (auto *g = llvm::dyn_cast<TupleGetItemNode>(n.get())) {
+    push(g->tuple());
+  }
+}
+
+void PostfixVisit(const Expr &e, const std::function<bool(const Expr &)> &fexpand,
+                  const std::function<void(const Expr &)> &fvisit) {
+  // Each entry: a use of a node, and whether its operands were walked.
+  std::vector<std::pair<Expr, bool>> stack{{e, false}};
+  while (!stack.empty()) {
+    auto [node, expanded] = stack.back();
+    stack.pop_back();
+    if (!expanded && node && isDataflow(node.get()) && fexpand(node)) {
+      stack.emplace_back(node, true);
+      pushOperands(node, [&](const Expr &o) { stack.emplace_back(o, false); });
+      continue;
+    }
+    if (node)
+      fvisit(node);
+  }
+}
+
 void ExpandDataflow(const Expr &expr, const std::function<bool(const Expr &)> &fcheckVisited,
                     const std::function<void(const Expr &)> &fvisitLeaf) {
   // Each entry: a node and whether its children have been pushed already.
@@ -122,16 +153,9 @@ void ExpandDataflow(const Expr &expr, const std::function<bool(const Expr &)> &f
     expanded = true;
     Expr n = node; // `stack` may reallocate below
     // Push children in reverse so that they are visited left to right.
-    if (auto *c = llvm::dyn_cast<CallNode>(n.get())) {
-      for (size_t i = c->numArgs(); i-- > 0;)
-        push(c->arg(i));
+    pushOperands(n, push);
+    if (auto *c = llvm::dyn_cast<CallNode>(n.get()))
       push(c->callee());
-    } else if (auto *t = llvm::dyn_cast<TupleNode>(n.get())) {
-      for (size_t i = t->fields().size(); i-- > 0;)
-        push(t->fields()[i]);
-    } else if (auto *g = llvm::dyn_cast<TupleGetItemNode>(n.get())) {
-      push(g->tuple());
-    }
   }
 }
 

@@ -172,27 +172,21 @@ llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
     return parseRpnTokens(prog->getStringList(), fn.params().size());
   }
   RpnEmitter emit(fn);
-  // Postfix order with an explicit stack of (node, operands emitted?), so
-  // that a deep expression costs no call stack; each node's own
-  // instructions come from the emitter. A shared call's first use in this
-  // order is computed, the others load it.
-  std::vector<std::pair<Expr, bool>> stack{{fn.body(), false}};
-  while (!stack.empty() && emit.error.empty()) {
-    auto [e, expanded] = stack.back();
-    stack.pop_back();
-    auto *c = llvm::dyn_cast<CallNode>(e.get());
-    if (c && !c->opDef()) {
-      emit.fail("only operator calls can be lowered, found a call of @" + c->calleeName());
-      break;
-    }
-    if (c && !expanded && !emit.computed(c)) {
-      stack.emplace_back(e, true);
-      for (size_t i = c->numArgs(); i-- > 0;)
-        stack.emplace_back(c->arg(i), false);
-      continue;
-    }
-    emit(e);
-  }
+  // Every use in postfix order, without recursion; a shared call's first
+  // use in that order computes it, the others load it. After an error the
+  // rest of the walk expands nothing and emits nothing.
+  PostfixVisit(
+      fn.body(),
+      [&](const Expr &e) {
+        auto *c = llvm::dyn_cast<CallNode>(e.get());
+        if (c && !c->opDef())
+          emit.fail("only operator calls can be lowered, found a call of @" + c->calleeName());
+        return c && emit.error.empty() && !emit.computed(c);
+      },
+      [&](const Expr &e) {
+        if (emit.error.empty())
+          emit(e);
+      });
   if (!emit.error.empty())
     return error(emit.error);
   return std::move(emit.program);

@@ -254,4 +254,13 @@ Expr PostOrderRewrite(const Expr &expr, ExprRewriter *rewriter);
 /// each node once (iterative over dataflow).
 void PostOrderVisit(const Expr &e, const std::function<void(const Expr &)> &fvisit);
 
+/// Walks `e` as the tree its DAG unfolds into, iteratively: at each use of
+/// a dataflow node for which `fexpand` says so, its operands (call
+/// arguments, tuple fields, the tuple of a TupleGetItem) are walked first,
+/// left to right; then `fvisit` sees the node. A node not expanded is
+/// visited at that use as a leaf. So a postfix program is emitted: every
+/// use visited, a shared value walked only where `fexpand` allows.
+void PostfixVisit(const Expr &e, const std::function<bool(const Expr &)> &fexpand,
+                  const std::function<void(const Expr &)> &fvisit);
+
 } // namespace kc
