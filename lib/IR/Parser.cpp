@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "kc/IR/Parser.h"
 #include "kc/IR/Op.h"
-#include "kc/Import/PnnxParam.h"
+#include "kc/Support/NumberText.h"
 #include "kc/Support/Quote.h"
 #include "kc/Support/ZipArchive.h"
 
@@ -284,22 +284,19 @@ private:
     if (w == "true" || w == "false")
       return AttrValue::boolean(w == "true");
     // The printer writes complex numbers as `(re+imj)`.
-    if (w.size() > 2 && w.front() == '(' && w.endswith("j)")) {
-      auto c = parseParamValue(w.drop_front().drop_back());
-      if (c && c->kind() == AttrValue::Kind::Complex)
-        return std::move(*c);
-      if (!c)
-        llvm::consumeError(c.takeError());
+    if (w.size() > 2 && w.front() == '(' && w.endswith("j)"))
+      if (auto c = parseComplexText(w.drop_front().drop_back()))
+        return AttrValue::complex(*c);
+    if (isIntegerText(w)) {
+      if (auto i = parseIntText(w))
+        return AttrValue::integer(*i);
+      return errorAt(at, "integer " + quoteInput(w) + " does not fit in int64");
     }
-    auto parsed = parseParamValue(w);
-    if (!parsed)
-      return errorAt(at, llvm::toString(parsed.takeError()));
-    AttrValue v = std::move(*parsed);
-    if (v.isString() || v.isNone())
-      return errorAt(at, "expected a value (a number, true/false, none, a quoted string, a "
-                         "list or a complex number), found " +
-                             quoteInput(w));
-    return v;
+    if (auto d = parseRealText(w))
+      return AttrValue::real(*d);
+    return errorAt(at, "expected a value (a number, true/false, none, a quoted string, a "
+                       "list or a complex number), found " +
+                           quoteInput(w));
   }
 
   llvm::Expected<AttrValue> makeList(const std::vector<AttrValue> &items, SourceLoc at) {

@@ -2,7 +2,7 @@
 #include "kc/IR/Rpn.h"
 #include "kc/IR/Functor.h"
 #include "kc/IR/TypeInference.h"
-#include "kc/Import/PnnxParam.h"
+#include "kc/Support/NumberText.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -197,14 +197,9 @@ llvm::Expected<RpnProgram> lowerToRpn(const FunctionNode &fn) {
 static std::optional<AttrValue> complexLiteral(llvm::StringRef text) {
   if (text.size() <= 2 || !text.startswith("(") || !text.endswith("j)"))
     return std::nullopt;
-  auto c = parseParamValue(text.drop_front().drop_back());
-  if (!c) {
-    llvm::consumeError(c.takeError());
-    return std::nullopt;
-  }
-  if (c->kind() != AttrValue::Kind::Complex)
-    return std::nullopt;
-  return std::move(*c);
+  if (auto c = parseComplexText(text.drop_front().drop_back()))
+    return AttrValue::complex(*c);
+  return std::nullopt;
 }
 
 llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, unsigned numParams) {

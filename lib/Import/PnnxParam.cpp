@@ -1,5 +1,6 @@
 //===- PnnxParam.cpp - The .pnnx.param text format ------------------------===//
 #include "kc/Import/PnnxParam.h"
+#include "kc/Support/NumberText.h"
 #include "kc/Support/Quote.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -39,81 +40,10 @@ llvm::Error errorAt(llvm::StringRef file, unsigned line, unsigned col, const llv
                                      ": error: " + msg);
 }
 
-/// Text that is a number as a PNNX writer prints one (no hex, no words).
-bool looksNumeric(llvm::StringRef s) {
-  if (s.empty())
-    return false;
-  llvm::StringRef body = s;
-  if (body.front() == '-' || body.front() == '+')
-    body = body.drop_front();
-  if (body == "inf" || body == "nan" || body == "nan.0")
-    return true;
-  if (body.empty() || !(llvm::isDigit(body.front()) || body.front() == '.'))
-    return false;
-  for (char c : body)
-    if (!(llvm::isDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
-      return false;
-  return true;
-}
-
-std::optional<double> parseDouble(llvm::StringRef s) {
-  if (!looksNumeric(s))
-    return std::nullopt;
-  bool neg = s.startswith("-");
-  llvm::StringRef body = s.ltrim("+-");
-  if (body == "inf")
-    return neg ? -INFINITY : INFINITY;
-  if (body == "nan" || body == "nan.0")
-    return neg ? -NAN : NAN;
-  std::string z = s.str();
-  char *end = nullptr;
-  double d = std::strtod(z.c_str(), &end);
-  if (end != z.c_str() + z.size())
-    return std::nullopt;
-  return d;
-}
-
-std::optional<int64_t> parseInt(llvm::StringRef s) {
-  int64_t v;
-  llvm::StringRef t = s.startswith("+") ? s.drop_front() : s;
-  if (t.empty() || t.getAsInteger(10, v))
-    return std::nullopt;
-  return v;
-}
-
-/// `a+bj`, `a-bj` or PNNX's parameter form `a+-bj`.
-std::optional<std::complex<double>> parseComplex(llvm::StringRef s) {
-  if (!s.endswith("j") || s.size() < 4)
-    return std::nullopt;
-  llvm::StringRef body = s.drop_back();
-  for (size_t i = 1; i < body.size(); ++i) {
-    char c = body[i], p = body[i - 1];
-    if ((c == '+' || c == '-') && p != 'e' && p != 'E' && p != '+') {
-      llvm::StringRef re = body.take_front(i), im = body.drop_front(i);
-      if (im.startswith("+-"))
-        im = im.drop_front(1);
-      else if (im.startswith("+"))
-        im = im.drop_front(1);
-      auto r = parseDouble(re), m = parseDouble(im);
-      if (r && m)
-        return std::complex<double>(*r, *m);
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
-/// Digits with an optional sign: text that can only mean an integer.
-bool integerText(llvm::StringRef s) {
-  if (s.startswith("-") || s.startswith("+"))
-    s = s.drop_front();
-  return !s.empty() && llvm::all_of(s, llvm::isDigit);
-}
-
 /// An integer that int64 cannot hold must not turn into a float (it would
 /// print as 1e+23 and never read back as what was written).
 llvm::Error checkIntegerRange(llvm::StringRef s) {
-  if (integerText(s) && !parseInt(s))
+  if (isIntegerText(s) && !parseIntText(s))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "integer " + quoteInput(s) + " does not fit in int64");
   return llvm::Error::success();
@@ -134,27 +64,27 @@ llvm::Expected<AttrValue> parseParamValue(llvm::StringRef v) {
     for (llvm::StringRef e : elems) {
       if (auto err = checkIntegerRange(e))
         return std::move(err);
-      bool isInt = parseInt(e).has_value(), isNum = isInt || parseDouble(e).has_value();
+      bool isInt = parseIntText(e).has_value(), isNum = isInt || parseRealText(e).has_value();
       allInt &= isInt;
       allNum &= isNum;
-      allComplex &= !isNum && parseComplex(e).has_value();
+      allComplex &= !isNum && parseComplexText(e).has_value();
     }
     if (allInt) {
       std::vector<int64_t> l;
       for (llvm::StringRef e : elems)
-        l.push_back(*parseInt(e));
+        l.push_back(*parseIntText(e));
       return AttrValue::intList(std::move(l));
     }
     if (allNum) {
       std::vector<double> l;
       for (llvm::StringRef e : elems)
-        l.push_back(parseInt(e) ? double(*parseInt(e)) : *parseDouble(e));
+        l.push_back(parseIntText(e) ? double(*parseIntText(e)) : *parseRealText(e));
       return AttrValue::floatList(std::move(l));
     }
     if (allComplex) {
       std::vector<std::complex<double>> l;
       for (llvm::StringRef e : elems)
-        l.push_back(*parseComplex(e));
+        l.push_back(*parseComplexText(e));
       return AttrValue::complexList(std::move(l));
     }
     std::vector<std::string> l;
@@ -164,11 +94,11 @@ llvm::Expected<AttrValue> parseParamValue(llvm::StringRef v) {
   }
   if (auto err = checkIntegerRange(v))
     return std::move(err);
-  if (auto i = parseInt(v))
+  if (auto i = parseIntText(v))
     return AttrValue::integer(*i);
-  if (auto d = parseDouble(v))
+  if (auto d = parseRealText(v))
     return AttrValue::real(*d);
-  if (auto c = parseComplex(v))
+  if (auto c = parseComplexText(v))
     return AttrValue::complex(*c);
   return AttrValue::string(v.str());
 }
