@@ -22,12 +22,7 @@ namespace {
 
 bool isNoOp(const CallNode *c) {
   const OpDef *op = c->opDef();
-  if (!op)
-    return false;
-  llvm::StringRef n = op->name();
-  bool noop = n == "nn.Identity" || n == "nn.Dropout" || n == "nn.Dropout2d" ||
-              n == "nn.Dropout3d" || n == "F.dropout" || n == "Tensor.contiguous";
-  return noop && c->numArgs() >= 1;
+  return op && op->is(OpFlags::NoOp) && c->numArgs() >= 1;
 }
 
 class DeadCode final : public MixedModeMutator {

@@ -43,6 +43,7 @@ enum class OpFlags : uint32_t {
   Opaque = 1u << 3,      ///< unknown to kc: no type rule, no kernel
   Commutative = 1u << 4,
   Variadic = 1u << 5,    ///< any number of positional data inputs
+  NoOp = 1u << 6,        ///< returns its first input unchanged (dce removes it)
 };
 inline OpFlags operator|(OpFlags a, OpFlags b) { return OpFlags(uint32_t(a) | uint32_t(b)); }
 inline bool any(OpFlags a, OpFlags b) { return (uint32_t(a) & uint32_t(b)) != 0; }

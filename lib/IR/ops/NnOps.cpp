@@ -682,7 +682,7 @@ KC_REGISTER_OP(identity_, "nn.Identity")
     .alias("Tensor.clone")
     .alias("torch.positive")
     .input("input")
-    .flags(OpFlags::Pure)
+    .flags(OpFlags::Pure | OpFlags::NoOp)
     .typeRule(sameAsInput);
 
 } // namespace
