@@ -2,17 +2,17 @@
 //
 // Hash-consing in post order: once a node's operands are unique, two calls are
 // the same computation exactly when they have the same callee, the same
-// operand nodes, argument keys and attributes. The first one seen is kept.
-// Literals are unified by value and type. Runs on main and inside every
-// expression function. Calls of impure ops are never merged.
+// operand nodes, argument keys and attributes (kc/IR/StructuralHash.h). The
+// first one seen is kept. Literals are unified by value and type. Runs on
+// main and inside every expression function. Calls of impure ops are never
+// merged.
 //
 //===----------------------------------------------------------------------===//
 #include "kc/IR/Functor.h"
 #include "kc/IR/Op.h"
+#include "kc/IR/StructuralHash.h"
 #include "kc/Pass/Pass.h"
 #include "kc/Pass/PassUtils.h"
-
-#include "llvm/ADT/Hashing.h"
 
 #include <map>
 #include <unordered_map>
@@ -20,25 +20,6 @@
 using namespace kc;
 
 namespace {
-
-size_t hashCall(const CallNode *c) {
-  llvm::hash_code h = llvm::hash_value(c->callee().get());
-  for (size_t i = 0; i < c->numArgs(); ++i)
-    h = llvm::hash_combine(h, c->arg(i).get(), c->keys()[i].name, int(c->keys()[i].role));
-  for (auto &[k, v] : c->attrs().entries())
-    h = llvm::hash_combine(h, k, attrToString(v));
-  return h;
-}
-
-bool sameCall(const CallNode *a, const CallNode *b) {
-  if (a->callee().get() != b->callee().get() || a->numArgs() != b->numArgs() ||
-      a->attrs() != b->attrs())
-    return false;
-  for (size_t i = 0; i < a->numArgs(); ++i)
-    if (a->arg(i).get() != b->arg(i).get() || !(a->keys()[i] == b->keys()[i]))
-      return false;
-  return true;
-}
 
 class Cse final : public MixedModeMutator {
 public:
@@ -48,11 +29,14 @@ public:
   Expr VisitExpr_(const ConstantNode *op) override {
     if (!op->isScalar())
       return Expr(op);
-    std::string key = attrToString(op->scalar()) + ":" + typeToString(op->type());
-    auto [it, inserted] = literals_.try_emplace(key, Expr(op));
-    if (!inserted)
-      ++eliminated;
-    return it->second;
+    auto &bucket = literals_[literalHash(*op)];
+    for (const Expr &e : bucket)
+      if (sameLiteral(*llvm::cast<ConstantNode>(e.get()), *op)) {
+        ++eliminated;
+        return e;
+      }
+    bucket.push_back(Expr(op));
+    return Expr(op);
   }
 
   Expr Rewrite_(const CallNode *pre, const Expr &post) override {
@@ -62,9 +46,9 @@ public:
                    : llvm::isa<FunctionNode>(c->callee().get());
     if (!pure)
       return post;
-    auto &bucket = calls_[hashCall(c)];
+    auto &bucket = calls_[callHash(*c)];
     for (const Expr &e : bucket)
-      if (sameCall(llvm::cast<CallNode>(e.get()), c)) {
+      if (sameCall(*llvm::cast<CallNode>(e.get()), *c)) {
         ++eliminated;
         return e;
       }
@@ -81,8 +65,7 @@ public:
   }
 
 private:
-  std::unordered_map<size_t, std::vector<Expr>> calls_;
-  std::unordered_map<std::string, Expr> literals_;
+  std::unordered_map<size_t, std::vector<Expr>> calls_, literals_;
   std::map<std::pair<const ExprNode *, unsigned>, Expr> items_;
 };
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace kc {
 
@@ -202,6 +203,39 @@ bool operator==(const AttrValue &a, const AttrValue &b) {
                       });
   }
   return false;
+}
+
+static llvm::hash_code hashDouble(double d) {
+  if (std::isnan(d))
+    return llvm::hash_value(uint64_t(0x7ff8000000000000));
+  uint64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return llvm::hash_value(bits);
+}
+
+llvm::hash_code hash_value(const AttrValue &v) {
+  llvm::hash_code h = llvm::hash_value(int(v.kind_));
+  switch (v.kind_) {
+  case AttrValue::Kind::None: return h;
+  case AttrValue::Kind::Bool: return llvm::hash_combine(h, v.b_);
+  case AttrValue::Kind::Int: return llvm::hash_combine(h, v.i_);
+  case AttrValue::Kind::Float: return llvm::hash_combine(h, hashDouble(v.d_));
+  case AttrValue::Kind::String: return llvm::hash_combine(h, v.s_);
+  case AttrValue::Kind::IntList:
+    return llvm::hash_combine(h, llvm::hash_combine_range(v.ints_.begin(), v.ints_.end()));
+  case AttrValue::Kind::FloatList:
+    for (double d : v.floats_)
+      h = llvm::hash_combine(h, hashDouble(d));
+    return h;
+  case AttrValue::Kind::StringList:
+    return llvm::hash_combine(h, llvm::hash_combine_range(v.strings_.begin(), v.strings_.end()));
+  case AttrValue::Kind::Complex:
+  case AttrValue::Kind::ComplexList:
+    for (std::complex<double> c : v.complexes_)
+      h = llvm::hash_combine(h, hashDouble(c.real()), hashDouble(c.imag()));
+    return h;
+  }
+  return h;
 }
 
 bool literalFits(const AttrValue &v, DType dtype) {

@@ -11,6 +11,7 @@
 #include "kc/Support/DType.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <complex>
@@ -85,6 +86,8 @@ public:
   llvm::StringRef kindName() const;
 
   friend bool operator==(const AttrValue &a, const AttrValue &b);
+  /// Consistent with ==: every NaN hashes alike, 0.0 and -0.0 differ.
+  friend llvm::hash_code hash_value(const AttrValue &v);
   friend bool operator!=(const AttrValue &a, const AttrValue &b) { return !(a == b); }
 
 private:
