@@ -69,27 +69,27 @@ private:
   std::map<std::pair<const ExprNode *, unsigned>, Expr> items_;
 };
 
-class CsePass final : public Pass {
+class CsePass final : public ExpressionPass {
 public:
   llvm::StringRef name() const override { return "cse"; }
   llvm::StringRef description() const override {
     return "Merge identical computations (structural hash-consing) in main and expressions";
   }
   llvm::Error run(Module &m) override {
-    for (const Function &f : m.functions()) {
-      if (!f->isPrimitive())
-        continue;
-      Cse c;
-      Expr body = c.Mutate(f->body());
-      numEliminated += c.eliminated;
-      if (body.get() != f->body().get())
-        m.add(withBody(f, f->params(), body));
-    }
-    rebindFunctionCalls(m);
+    if (auto e = ExpressionPass::run(m))
+      return e;
     Cse c;
     rewriteMain(m, [&](const Expr &body) { return c.Mutate(body); });
     numEliminated += c.eliminated;
     return llvm::Error::success();
+  }
+
+protected:
+  llvm::Expected<Expr> runOnFunction(const FunctionNode &f) override {
+    Cse c;
+    Expr body = c.Mutate(f.body());
+    numEliminated += c.eliminated;
+    return body;
   }
 
 private:

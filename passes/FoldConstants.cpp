@@ -92,7 +92,7 @@ private:
   }
 };
 
-class FoldConstants final : public Pass {
+class FoldConstants final : public ExpressionPass {
 public:
   llvm::StringRef name() const override { return "fold-constants"; }
   llvm::StringRef description() const override {
@@ -101,16 +101,8 @@ public:
   }
 
   llvm::Error run(Module &m) override {
-    for (const Function &f : m.functions()) {
-      if (!f->isPrimitive())
-        continue;
-      LiteralFolder lf;
-      Expr body = lf.Mutate(f->body());
-      numLiterals += lf.folded;
-      if (body.get() != f->body().get())
-        m.add(withBody(f, f->params(), body));
-    }
-    rebindFunctionCalls(m);
+    if (auto e = ExpressionPass::run(m))
+      return e;
     if (!*graph)
       return llvm::Error::success();
 
@@ -128,6 +120,15 @@ public:
       return gf.Mutate(body);
     });
     return err;
+  }
+
+protected:
+  /// Literal subexpressions of one expression function.
+  llvm::Expected<Expr> runOnFunction(const FunctionNode &f) override {
+    LiteralFolder lf;
+    Expr body = lf.Mutate(f.body());
+    numLiterals += lf.folded;
+    return body;
   }
 
 private:

@@ -8,36 +8,32 @@
 //===----------------------------------------------------------------------===//
 #include "kc/IR/Rpn.h"
 #include "kc/Pass/Pass.h"
-#include "kc/Pass/PassUtils.h"
 
 using namespace kc;
 
 namespace {
 
-class LowerRpn final : public Pass {
+class LowerRpn final : public ExpressionPass {
 public:
   llvm::StringRef name() const override { return "lower-rpn"; }
   llvm::StringRef description() const override {
     return "Lower each primitive expression function to a flat reverse-Polish program";
   }
 
-  llvm::Error run(Module &m) override {
-    for (const Function &f : m.functions()) {
-      if (!f->isPrimitive() || isLoweredToRpn(*f))
-        continue;
-      auto prog = lowerToRpn(*f);
-      if (!prog)
-        return prog.takeError();
-      std::vector<Expr> args(f->params().begin(), f->params().end());
-      Call body = call(kRpnOpName, args,
-                       Attrs{{"program", AttrValue::stringList(prog->toTokens())}});
-      body->setLoc(f->body()->loc());
-      m.add(make<const FunctionNode>(f->name(), f->params(), body, f->retType(), true, f->attrs()));
-      ++numLowered;
-      numInstructions += prog->code.size();
-    }
-    rebindFunctionCalls(m);
-    return llvm::Error::success();
+protected:
+  llvm::Expected<Expr> runOnFunction(const FunctionNode &f) override {
+    if (isLoweredToRpn(f))
+      return f.body();
+    auto prog = lowerToRpn(f);
+    if (!prog)
+      return prog.takeError();
+    std::vector<Expr> args(f.params().begin(), f.params().end());
+    Call body =
+        call(kRpnOpName, args, Attrs{{"program", AttrValue::stringList(prog->toTokens())}});
+    body->setLoc(f.body()->loc());
+    ++numLowered;
+    numInstructions += prog->code.size();
+    return Expr(body);
   }
 
 private:

@@ -15,7 +15,6 @@
 #include "kc/IR/Functor.h"
 #include "kc/IR/Op.h"
 #include "kc/Pass/Pass.h"
-#include "kc/Pass/PassUtils.h"
 
 #include <cmath>
 
@@ -99,24 +98,19 @@ private:
   }
 };
 
-class SimplifyExpr final : public Pass {
+class SimplifyExpr final : public ExpressionPass {
 public:
   llvm::StringRef name() const override { return "simplify-expr"; }
   llvm::StringRef description() const override {
     return "Apply IEEE-exact algebraic identities and canonical operand order in expressions";
   }
-  llvm::Error run(Module &m) override {
-    for (const Function &f : m.functions()) {
-      if (!f->isPrimitive())
-        continue;
-      Simplifier s;
-      Expr body = s.Mutate(f->body());
-      numRewrites += s.rewrites;
-      if (body.get() != f->body().get())
-        m.add(withBody(f, f->params(), body));
-    }
-    rebindFunctionCalls(m);
-    return llvm::Error::success();
+
+protected:
+  llvm::Expected<Expr> runOnFunction(const FunctionNode &f) override {
+    Simplifier s;
+    Expr body = s.Mutate(f.body());
+    numRewrites += s.rewrites;
+    return body;
   }
 
 private:

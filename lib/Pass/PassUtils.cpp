@@ -1,6 +1,7 @@
 //===- PassUtils.cpp - Helpers shared by passes ---------------------------===//
 #include "kc/Pass/PassUtils.h"
 #include "kc/IR/Functor.h"
+#include "kc/Pass/Pass.h"
 
 namespace kc {
 
@@ -30,6 +31,20 @@ private:
 void rebindFunctionCalls(Module &m) {
   Rebind r(m);
   rewriteMain(m, [&](const Expr &body) { return r.Mutate(body); });
+}
+
+llvm::Error ExpressionPass::run(Module &m) {
+  for (const Function &f : m.functions()) {
+    if (!f->isPrimitive())
+      continue;
+    auto body = runOnFunction(*f);
+    if (!body)
+      return body.takeError();
+    if (body->get() != f->body().get())
+      m.add(withBody(f, f->params(), *body));
+  }
+  rebindFunctionCalls(m);
+  return llvm::Error::success();
 }
 
 } // namespace kc

@@ -110,6 +110,20 @@ private:
   std::vector<Statistic *> statistics_;
 };
 
+/// A pass over the expression functions (the primitive functions that hold
+/// a `pnnx.Expression`'s AST): the subclass rewrites one body at a time in
+/// runOnFunction; the base visits every primitive function, installs the
+/// ones whose body changed and points main's calls at them. A pass that
+/// also rewrites main overrides run() and calls ExpressionPass::run first.
+class ExpressionPass : public Pass {
+public:
+  llvm::Error run(Module &m) override;
+
+protected:
+  /// `f`'s new body, or `f->body()` itself to leave it as it is.
+  virtual llvm::Expected<Expr> runOnFunction(const FunctionNode &f) = 0;
+};
+
 using PassFactory = std::unique_ptr<Pass> (*)();
 
 /// The global registry of passes, filled at static-initialization time by
