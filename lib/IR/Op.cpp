@@ -43,6 +43,11 @@ OpDef &OpDef::arity(int n) {
   return *this;
 }
 
+OpDef &OpDef::activation(ActivationKind k) {
+  activation_ = k;
+  return *this;
+}
+
 const AttrSpec *OpDef::findAttr(llvm::StringRef name) const {
   for (auto &a : attrs_)
     if (a.name == name)

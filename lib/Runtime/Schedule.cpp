@@ -22,21 +22,16 @@ namespace kc::rt {
 
 std::optional<Activation> fusableActivation(const CallNode &c) {
   const OpDef *d = c.opDef();
-  if (!d)
-    return std::nullopt;
-  llvm::StringRef n = d->name();
-  if (n == "nn.ReLU")
-    return Activation{Act::Relu};
-  if (n == "nn.ReLU6")
-    return Activation{Act::Relu6};
-  if (n == "nn.SiLU")
-    return Activation{Act::Silu};
-  if (n == "nn.Sigmoid")
-    return Activation{Act::Sigmoid};
-  if (n == "nn.Hardswish")
-    return Activation{Act::Hardswish};
-  if (n == "nn.LeakyReLU")
+  switch (d ? d->activation() : ActivationKind::None) {
+  case ActivationKind::None: return std::nullopt;
+  case ActivationKind::Relu: return Activation{Act::Relu};
+  case ActivationKind::Relu6: return Activation{Act::Relu6};
+  case ActivationKind::Silu: return Activation{Act::Silu};
+  case ActivationKind::Sigmoid: return Activation{Act::Sigmoid};
+  case ActivationKind::Hardswish: return Activation{Act::Hardswish};
+  case ActivationKind::LeakyRelu:
     return Activation{Act::LeakyRelu, float(c.attrs().getFloat("negative_slope", 0.01))};
+  }
   return std::nullopt;
 }
 

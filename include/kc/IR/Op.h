@@ -46,6 +46,10 @@ enum class OpFlags : uint32_t {
   NoOp = 1u << 6,        ///< returns its first input unchanged (dce removes it)
 };
 inline OpFlags operator|(OpFlags a, OpFlags b) { return OpFlags(uint32_t(a) | uint32_t(b)); }
+
+/// The activations a producer (a convolution, a linear layer) can apply in
+/// its epilogue: an op's trait, set where it is registered.
+enum class ActivationKind : uint8_t { None, Relu, Relu6, Silu, Sigmoid, Hardswish, LeakyRelu };
 inline bool any(OpFlags a, OpFlags b) { return (uint32_t(a) & uint32_t(b)) != 0; }
 
 class OpDef {
@@ -63,6 +67,7 @@ public:
   OpDef &typeRule(TypeRule rule);
   /// Number of operands of an expression op (`add`: 2); -1 for "1 or more".
   OpDef &arity(int n);
+  OpDef &activation(ActivationKind k);
 
   const std::string &name() const { return name_; }
   llvm::ArrayRef<std::string> aliases() const { return aliases_; }
@@ -77,6 +82,8 @@ public:
   OpFlags getFlags() const { return flags_; }
   bool is(OpFlags f) const { return any(flags_, f); }
   bool isOpaque() const { return is(OpFlags::Opaque); }
+  /// Which fusable activation the op computes (None for other ops).
+  ActivationKind activation() const { return activation_; }
   TypeRule getTypeRule() const { return typeRule_; }
 
   /// The shared Op node referring to this definition.
@@ -92,6 +99,7 @@ private:
   int numOutputs_ = 1;
   int arity_ = -1;
   OpFlags flags_ = OpFlags::None;
+  ActivationKind activation_ = ActivationKind::None;
   TypeRule typeRule_ = nullptr;
   mutable Op node_;
 };

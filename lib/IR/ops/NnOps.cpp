@@ -516,12 +516,17 @@ KC_LPPOOL(lppool2d_, "nn.LPPool2d", "F.lp_pool2d", pool2d);
 #define KC_ACT(ID, NAME, ALIAS, DOC)                                                               \
   KC_REGISTER_OP(ID, NAME).describe(DOC).alias(ALIAS).input("input").flags(kAct).typeRule(        \
       sameAsInput)
-KC_ACT(relu_, "nn.ReLU", "F.relu", "max(x, 0)").alias("torch.relu");
-KC_ACT(relu6_, "nn.ReLU6", "F.relu6", "min(max(x, 0), 6)");
-KC_ACT(sigmoid_, "nn.Sigmoid", "F.sigmoid", "1 / (1 + exp(-x))").alias("torch.sigmoid");
+KC_ACT(relu_, "nn.ReLU", "F.relu", "max(x, 0)")
+    .alias("torch.relu")
+    .activation(ActivationKind::Relu);
+KC_ACT(relu6_, "nn.ReLU6", "F.relu6", "min(max(x, 0), 6)").activation(ActivationKind::Relu6);
+KC_ACT(sigmoid_, "nn.Sigmoid", "F.sigmoid", "1 / (1 + exp(-x))")
+    .alias("torch.sigmoid")
+    .activation(ActivationKind::Sigmoid);
 KC_ACT(tanh_, "nn.Tanh", "F.tanh", "tanh(x)").alias("torch.tanh");
-KC_ACT(silu_, "nn.SiLU", "F.silu", "x * sigmoid(x)");
-KC_ACT(hardswish_, "nn.Hardswish", "F.hardswish", "x * relu6(x + 3) / 6");
+KC_ACT(silu_, "nn.SiLU", "F.silu", "x * sigmoid(x)").activation(ActivationKind::Silu);
+KC_ACT(hardswish_, "nn.Hardswish", "F.hardswish", "x * relu6(x + 3) / 6")
+    .activation(ActivationKind::Hardswish);
 KC_ACT(hardsigmoid_, "nn.Hardsigmoid", "F.hardsigmoid", "relu6(x + 3) / 6");
 KC_ACT(mish_, "nn.Mish", "F.mish", "x * tanh(softplus(x))");
 KC_ACT(selu_, "nn.SELU", "F.selu", "scaled ELU");
@@ -531,7 +536,8 @@ KC_ACT(tanhshrink_, "nn.Tanhshrink", "F.tanhshrink", "x - tanh(x)");
 KC_ACT(gelu_, "nn.GELU", "F.gelu", "x * Φ(x) (approximate=tanh: the tanh form)")
     .attr("approximate", AttrValue::string("none"));
 KC_ACT(leakyrelu_, "nn.LeakyReLU", "F.leaky_relu", "x if x > 0 else negative_slope * x")
-    .attr("negative_slope", AttrValue::real(0.01));
+    .attr("negative_slope", AttrValue::real(0.01))
+    .activation(ActivationKind::LeakyRelu);
 KC_ACT(elu_, "nn.ELU", "F.elu", "x if x > 0 else alpha * (exp(x) - 1)")
     .attr("alpha", AttrValue::real(1.0));
 KC_ACT(celu_, "nn.CELU", "F.celu", "continuously differentiable ELU")
