@@ -17,6 +17,10 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 config.substitutions.append(("%kc_root", os.path.dirname(config.test_source_root)))
 config.substitutions.append(("%kc_version", config.kc_version))
 config.substitutions.append(("%kc_lib_dir", os.path.join(config.kc_bin_dir, "..", "lib")))
+# Time and memory bounds hold for optimized builds; the sanitizers' own
+# memory (shadow, quarantine) and slowdown would break them.
+if getattr(config, "kc_sanitize", False):
+    config.available_features.add("sanitize")
 # Suites over ../shared/models find them through KC_MODELS_DIR.
 models = os.environ.get("KC_MODELS_DIR",
                         os.path.join(os.path.dirname(config.test_source_root), "..", "shared", "models"))
