@@ -23,13 +23,13 @@
 
 namespace kc {
 
-/// What cannot be exported, said without a place: the caller (a tool)
-/// places the message at the file it was exporting. Errors about one node
-/// are placed at it (PnnxWriter::nodeError).
 /// The longest pnnx expression written: a value an expression reuses is
 /// written out again at each use.
 constexpr size_t kMaxExpressionText = size_t(1) << 20;
 
+/// What cannot be exported, said without a place: the caller (a tool)
+/// places the message at the file it was exporting. Errors about one node
+/// are placed at it (PnnxWriter::nodeError).
 static llvm::Error exportError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot export: " + msg);
 }

@@ -70,7 +70,7 @@ Tensor Tensor::copyOf(const Tensor &t) {
   // From the heap, not mappedAlloc: a run's outputs are freed and made again
   // on every run, and malloc hands the same pages back (after the first
   // free it serves sizes up to 32 MiB from the heap), where a fresh mapping
-  // faults every page in again: a 1.6 MB output cost ~2 ms per run.
+  // faults every page in again (docs/performance.md, "Memory plan").
   size_t rounded = (std::max<size_t>(t.nbytes(), 1) + 63) / 64 * 64;
   void *p = std::aligned_alloc(64, rounded);
   if (!p)
