@@ -60,12 +60,9 @@ template <class F> void parallelRegion(bool worthIt, int maxThreads, F &&f) {
 }
 
 /// Scratch a kernel needs on each of `threads` threads, in one planned
-/// buffer: slices of `floats` rounded up to whole 4 KiB pages, plus a
-/// 16 KiB gap before the next thread's slice. Slices rounded only to cache
-/// lines, one thread's right after the other's, made the strip kernel's
-/// blocks slower at 2 threads (docs/performance.md has the figures); the
-/// gap costs each thread 16 KiB of workspace.
-inline int64_t perThreadFloats(int64_t floats) { return (floats + 1023) / 1024 * 1024 + 4096; }
+/// buffer: slices of `floats` rounded up to whole cache lines, so that two
+/// threads never write one line.
+inline int64_t perThreadFloats(int64_t floats) { return (floats + 15) / 16 * 16; }
 
 /// A kernel's per-thread scratch in the planned workspace: `floats` floats
 /// for each of the `threads` threads it was built for.

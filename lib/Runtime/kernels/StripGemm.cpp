@@ -88,7 +88,7 @@ void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBloc
   const int64_t blocks = (N + kStripBlockCols - 1) / kStripBlockCols;
   const int64_t strips = (M + kStripRows - 1) / kStripRows;
   const int threads = schedules ? teamSize(true, schedules->maxThreads()) : 1;
-  const int64_t blockFloats = perThreadFloats(K * kStripBlockLd);
+  const int64_t blockFloats = stripBlockFloats(K);
   // Items [first, last) of thread `self`, strip groups of perGroup strips:
   // on one thread all of them, each block of B filled once.
   auto work = [&, K, N, M, blocks, strips, ldc, slope](int self, int64_t perGroup, int64_t first,

@@ -66,10 +66,17 @@ private:
   std::vector<StripSchedule> byThreads_;
 };
 
+/// One thread's block of B for depth K, in floats: whole 4 KiB pages and a
+/// 16 KiB gap before the next thread's. Blocks one right after the other
+/// made the strip kernel slower at 2 threads (docs/performance.md has the
+/// figures). Other scratch keeps cache-line slices: page-aligned ones in
+/// every kernel cost the panel kernel's layers at 1 thread.
+inline int64_t stripBlockFloats(int64_t K) { return (K * kStripBlockLd + 1023) / 1024 * 1024 + 4096; }
+
 /// Floats of scratch gemmStrips needs on `threads` threads for depth K: a
 /// block of B per thread.
 inline size_t stripScratchFloats(int64_t K, int threads) {
-  return size_t(threads) * size_t(perThreadFloats(K * kStripBlockLd));
+  return size_t(threads) * size_t(stripBlockFloats(K));
 }
 
 /// C[M×N] = act(A·B + bias) with A strip-packed, B produced block by block
