@@ -58,17 +58,14 @@ struct Shape {
 /// The Shape of call c of primitive function f, in time linear in f's size.
 Shape shapeOf(const CallNode &c, const FunctionNode &f, uint64_t cap) {
   Shape s;
-  s.length = rpnLength(f.body(), cap);
-  llvm::DenseMap<const ExprNode *, uint64_t> count;
-  PostOrderVisit(f.body(), [&](const Expr &e) {
-    if (auto *call = llvm::dyn_cast<CallNode>(e.get()))
-      for (const Expr &a : call->args())
-        ++count[a.get()];
-  });
-  count[f.body().get()] += 1;
-  for (size_t i = 0; i < f.params().size(); ++i)
-    if (uint64_t n = count.lookup(f.params()[i].get()))
+  auto uses = operandUses(f.body());
+  s.length = rpnLength(f.body(), uses, cap);
+  for (size_t i = 0; i < f.params().size(); ++i) {
+    const ExprNode *p = f.params()[i].get();
+    // A body that is the parameter itself pushes it once.
+    if (uint64_t n = uses.lookup(p) + (p == f.body().get()))
       s.occurrences[c.arg(i).get()] += n;
+  }
   return s;
 }
 

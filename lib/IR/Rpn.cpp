@@ -45,8 +45,7 @@ bool isLoweredToRpn(const FunctionNode &fn) {
   return c && c->opDef() && c->opDef()->name() == kRpnOpName;
 }
 
-/// How often each node of `body` is an operand of a call in it.
-static llvm::DenseMap<const ExprNode *, unsigned> operandUses(const Expr &body) {
+llvm::DenseMap<const ExprNode *, unsigned> operandUses(const Expr &body) {
   llvm::DenseMap<const ExprNode *, unsigned> uses;
   PostOrderVisit(body, [&](const Expr &e) {
     if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
@@ -56,10 +55,10 @@ static llvm::DenseMap<const ExprNode *, unsigned> operandUses(const Expr &body) 
   return uses;
 }
 
-uint64_t rpnLength(const Expr &body, uint64_t cap) {
+uint64_t rpnLength(const Expr &body, const llvm::DenseMap<const ExprNode *, unsigned> &uses,
+                   uint64_t cap) {
   if (!llvm::isa<CallNode>(body.get()))
     return 1;
-  auto uses = operandUses(body);
   uint64_t n = 0;
   PostOrderVisit(body, [&](const Expr &e) {
     auto *c = llvm::dyn_cast<CallNode>(e.get());

@@ -22,6 +22,7 @@
 #include "kc/IR/Expr.h"
 #include "kc/IR/Op.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Error.h"
 
 #include <optional>
@@ -83,11 +84,15 @@ llvm::Expected<RpnProgram> parseRpnTokens(llvm::ArrayRef<std::string> tokens, un
 /// True when `fn`'s body is already an `rpn` call.
 bool isLoweredToRpn(const FunctionNode &fn);
 
-/// How many instructions lowerToRpn emits for `body`: one per call node,
-/// one per use of a parameter or literal, and a save and a load per
-/// further use of a call used more than once. Linear in the DAG's size;
-/// saturates at `cap`.
-uint64_t rpnLength(const Expr &body, uint64_t cap);
+/// How often each node of `body` is an operand of a call in it.
+llvm::DenseMap<const ExprNode *, unsigned> operandUses(const Expr &body);
+
+/// How many instructions lowerToRpn emits for `body`, given its
+/// operandUses: one per call node, one per use of a parameter or literal,
+/// and a save and a load per further use of a call used more than once.
+/// Linear in the DAG's size; saturates at `cap`.
+uint64_t rpnLength(const Expr &body, const llvm::DenseMap<const ExprNode *, unsigned> &uses,
+                   uint64_t cap);
 
 /// If `e` is a list expression of operands and Nones (`[@0]`, `[None,@1]`,
 /// as pnnx writes Tensor.index's indices), a call
