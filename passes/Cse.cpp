@@ -21,6 +21,18 @@ using namespace kc;
 
 namespace {
 
+/// The node of `bucket` that `same` finds equal to `e`, or `e`, added.
+template <class T, class Same>
+Expr intern(std::vector<Expr> &bucket, const Expr &e, uint64_t &eliminated, Same same) {
+  for (const Expr &kept : bucket)
+    if (same(*llvm::cast<T>(kept.get()), *llvm::cast<T>(e.get()))) {
+      ++eliminated;
+      return kept;
+    }
+  bucket.push_back(e);
+  return e;
+}
+
 class Cse final : public MixedModeMutator {
 public:
   using MixedModeMutator::Rewrite_;
@@ -29,14 +41,7 @@ public:
   Expr VisitExpr_(const ConstantNode *op) override {
     if (!op->isScalar())
       return Expr(op);
-    auto &bucket = literals_[literalHash(*op)];
-    for (const Expr &e : bucket)
-      if (sameLiteral(*llvm::cast<ConstantNode>(e.get()), *op)) {
-        ++eliminated;
-        return e;
-      }
-    bucket.push_back(Expr(op));
-    return Expr(op);
+    return intern<ConstantNode>(literals_[literalHash(*op)], Expr(op), eliminated, sameLiteral);
   }
 
   Expr Rewrite_(const CallNode *pre, const Expr &post) override {
@@ -46,14 +51,7 @@ public:
                    : llvm::isa<FunctionNode>(c->callee().get());
     if (!pure)
       return post;
-    auto &bucket = calls_[callHash(*c)];
-    for (const Expr &e : bucket)
-      if (sameCall(*llvm::cast<CallNode>(e.get()), *c)) {
-        ++eliminated;
-        return e;
-      }
-    bucket.push_back(post);
-    return post;
+    return intern<CallNode>(calls_[callHash(*c)], post, eliminated, sameCall);
   }
 
   Expr Rewrite_(const TupleGetItemNode *pre, const Expr &post) override {
