@@ -51,6 +51,18 @@ std::shared_ptr<void> mappedAlloc(size_t bytes) {
   return std::shared_ptr<void>(p, [base, span](void *) { ::munmap(base, span); });
 }
 
+namespace {
+/// 64-byte aligned heap memory of at least `bytes` (whole cache lines),
+/// uninitialized. Throws std::bad_alloc.
+std::shared_ptr<void> heapAlloc(size_t bytes, size_t *rounded) {
+  *rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, *rounded);
+  if (!p)
+    throw std::bad_alloc();
+  return std::shared_ptr<void>(p, [](void *q) { std::free(q); });
+}
+} // namespace
+
 std::shared_ptr<void> alignedAlloc(size_t bytes) {
   // Large buffers (weights, the activation arena) come from mmap with every
   // page mapped up front: touching fresh heap pages one fault at a time
@@ -58,12 +70,10 @@ std::shared_ptr<void> alignedAlloc(size_t bytes) {
   if (bytes >= (size_t(1) << 20))
     if (auto p = mappedAlloc(bytes))
       return p;
-  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, rounded);
-  if (!p)
-    throw std::bad_alloc();
-  std::memset(p, 0, rounded);
-  return std::shared_ptr<void>(p, [](void *q) { std::free(q); });
+  size_t rounded = 0;
+  std::shared_ptr<void> p = heapAlloc(bytes, &rounded);
+  std::memset(p.get(), 0, rounded);
+  return p;
 }
 
 Tensor Tensor::copyOf(const Tensor &t) {
@@ -71,13 +81,11 @@ Tensor Tensor::copyOf(const Tensor &t) {
   // on every run, and malloc hands the same pages back (after the first
   // free it serves sizes up to 32 MiB from the heap), where a fresh mapping
   // faults every page in again (docs/performance.md, "Memory plan").
-  size_t rounded = (std::max<size_t>(t.nbytes(), 1) + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, rounded);
-  if (!p)
-    throw std::bad_alloc();
+  size_t rounded = 0;
+  std::shared_ptr<void> p = heapAlloc(t.nbytes(), &rounded);
   if (t.nbytes())
-    std::memcpy(p, t.raw(), t.nbytes());
-  return view(t.dtype(), t.shape(), p, std::shared_ptr<void>(p, [](void *q) { std::free(q); }));
+    std::memcpy(p.get(), t.raw(), t.nbytes());
+  return view(t.dtype(), t.shape(), p.get(), p);
 }
 
 Tensor Tensor::empty(DType dtype, llvm::ArrayRef<int64_t> shape) {
