@@ -93,7 +93,7 @@ public:
   }
 
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
-    float *y = out[0]->data<float>();
+    float *y = boolResult_ ? nullptr : out[0]->data<float>();
     // Integer and bool operands meet f32 ones as PyTorch promotes them:
     // each value converted to f32 first.
     llvm::SmallVector<const float *, 8> args;
@@ -150,7 +150,13 @@ public:
               stack[sp - 1] = d;
             }
           }
-          std::memcpy(y + row * inner_ + j0, stack[0], sizeof(float) * n);
+          if (boolResult_) {
+            uint8_t *b = out[0]->data<uint8_t>() + row * inner_ + j0;
+            for (int64_t k = 0; k < n; ++k)
+              b[k] = stack[0][k] != 0;
+          } else {
+            std::memcpy(y + row * inner_ + j0, stack[0], sizeof(float) * n);
+          }
         },
         threads);
   }
@@ -195,6 +201,7 @@ public:
   unsigned depth_ = 1;
   unsigned slots_ = 0; ///< blocks the program saves values in
   int threads_ = 1;    ///< threads the workspace holds a stack for
+  bool boolResult_ = false;
 };
 
 } // namespace
@@ -222,18 +229,28 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
   auto out = staticShape(call, call.type());
   if (!out)
     return out.takeError();
-  if (auto *tt = llvm::dyn_cast<TensorTypeNode>(call.type().get()); tt->dtype() != DType::F32)
-    return kernelError(call, "expression results of type " + typeToString(call.type()) +
-                                 " are not supported at run time (only f32)");
   size_t numArgs = call.numArgs();
+  auto argDType = [&](size_t i) {
+    return llvm::cast<TensorTypeNode>(call.arg(i)->type().get())->dtype();
+  };
+  bool boolArgs = true;
+  for (size_t i = 0; i < numArgs; ++i)
+    boolArgs = boolArgs && argDType(i) == DType::Bool;
+  // Computed in f32: exact for f32 results, and for bool results of bool
+  // operands (every value 0 or 1, or non-zero for true); integer results
+  // past 2^24 would not be.
+  DType result = llvm::cast<TensorTypeNode>(call.type().get())->dtype();
+  if (result != DType::F32 && !(result == DType::Bool && boolArgs))
+    return kernelError(call, "expression results of type " + typeToString(call.type()) +
+                                 " are not supported at run time (only f32, and bool from "
+                                 "bool operands)");
   std::vector<std::vector<int64_t>> argShapes;
   size_t convertedFloats = 0;
   for (size_t i = 0; i < numArgs; ++i) {
     auto s = staticShape(call, call.arg(i)->type());
     if (!s)
       return s.takeError();
-    auto *tt = llvm::cast<TensorTypeNode>(call.arg(i)->type().get());
-    DType dt = tt->dtype();
+    DType dt = argDType(i);
     if (dt != DType::F32 && dt != DType::I64 && dt != DType::I32 && dt != DType::Bool)
       return kernelError(call, "expression operand " + llvm::Twine(i) + " has type " +
                                    typeToString(call.arg(i)->type()) +
@@ -245,6 +262,7 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
 
   auto k = std::make_unique<ExprKernel>();
   k->convertedFloats_ = convertedFloats;
+  k->boolResult_ = result == DType::Bool;
   // Rewrite the program: size() of an argument is a compile-time literal
   // (shapes are static); every other op must be a float op.
   struct Entry {
@@ -315,6 +333,9 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
       Code c = codeOf(name);
       if (c == Code::Invalid)
         return kernelError(call, "expression op '" + name + "' is not supported on f32 tensors");
+      if ((c == Code::And || c == Code::Or || c == Code::Xor) && !boolArgs)
+        return kernelError(call, "expression op '" + name +
+                                     "' is supported on bool operands only (bitwise on integers)");
       if (in.numOperands != (isBinary(c) ? 2u : 1u))
         return kernelError(call, "expression op '" + name + "' has the wrong operand count");
       k->code_.push_back({Instr::Apply, c, 0});

@@ -535,6 +535,15 @@ for name, mod, inp, ty in [
     ("upsample_linear", lambda: nn.Upsample(scale_factor=1.7, mode="linear"), U1, "nn.Upsample"),
     ("upsample_linear_align", lambda: nn.Upsample(size=8, mode="linear", align_corners=True), U1,
      "nn.Upsample"),
+    # Long axes: source indices past ~1000 are off by an ulp in float (PyTorch
+    # computes them in double), which moves outputs by up to 3e-4.
+    ("upsample_linear_long_align", lambda: nn.Upsample(scale_factor=1.5, mode="linear",
+                                               align_corners=True), f32(1, 1, 1600), "nn.Upsample"),
+    ("upsample_bicubic_long", lambda: nn.Upsample(size=(2400, 2), mode="bicubic"), f32(1, 1, 1600, 2),
+     "nn.Upsample"),
+    ("upsample_bilinear_long_align", lambda: nn.Upsample(size=(2400, 2), mode="bilinear",
+                                                 align_corners=True), f32(1, 1, 1600, 2), "nn.Upsample"),
+    ("upsample_nearest_long", lambda: nn.Upsample(size=(2399, 2)), f32(1, 1, 1600, 2), "nn.Upsample"),
     ("upsample_trilinear", lambda: nn.Upsample(scale_factor=(2, 1.5, 2), mode="trilinear"), U3,
      "nn.Upsample"),
     ("upsample_trilinear_align", lambda: nn.Upsample(size=(4, 6, 5), mode="trilinear",
@@ -757,6 +766,14 @@ for name, f, inputs, ty in [
      "torch.bitwise_and"),
 ]:
     case("bitwise_" + name, lambda f=f: Fn(f), inputs, ty)
+
+# Python's &, | and ^ on masks: pnnx writes them into expressions (and, or,
+# xor) with bool results.
+for name, f, inputs in [
+    ("or", lambda a, b: (a > 0) | (b > 0.5), [f32(2, 3, 4), f32(2, 3, 4)]),
+    ("and_xor", lambda a, b: ((a > 0) & (b > 0)) ^ (a > b), [f32(2, 3, 4), f32(2, 3, 4)]),
+]:
+    case("expr_mask_" + name, lambda f=f: Fn(f), inputs, "pnnx.Expression")
 
 case("cmp_ge_scalar", lambda: Fn(lambda a: torch.ge(a, 0.3)), [f32(2, 3, 4)], "torch.ge")
 case("cmp_gt_broadcast", lambda: Fn(lambda a, b: torch.gt(a, b)), [f32(2, 3, 4), f32(3, 1)],

@@ -2,9 +2,11 @@
 //
 // Separable resampling: along each spatial dim every output index reads
 // 1 (nearest), 2 (linear) or 4 (cubic) input indices with weights, all
-// computed at load time with PyTorch's source-index rules, in float as
-// PyTorch computes them: a given scale_factor is used as 1/scale (unless
-// recompute_scale_factor), else in/out; align_corners uses (in-1)/(out-1);
+// computed at load time with PyTorch's source-index rules and precision:
+// the scale in float (a given scale_factor is used as 1/scale unless
+// recompute_scale_factor, else in/out; align_corners uses (in-1)/(out-1)),
+// the linear and cubic source index from it in double (in float, indices
+// past ~1000 move by an ulp and the result by up to 3e-4);
 // linear modes clamp the source index at 0, cubic ones clamp each tap to
 // the input (A = -0.75). Fewer spatial dims are padded to three of size 1.
 // The last dim is the inner loop, over contiguous output.
@@ -20,21 +22,15 @@
 namespace kc::rt {
 namespace {
 
-/// The taps of one spatial dim: for output index o, taps[o*T + t] reads
-/// input index idx[...] with weight w[...].
-struct Axis {
-  int T = 1;
-  std::vector<int64_t> idx;
-  std::vector<float> w;
-};
+double cubicInner(double x, double A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
+double cubicOuter(double x, double A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
 
-enum class Mode { Nearest, NearestExact, Linear, Cubic };
+} // namespace
 
-float cubicInner(float x, float A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
-float cubicOuter(float x, float A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
-
-Axis makeAxis(Mode mode, int64_t in, int64_t out, bool align, double scaleFactor) {
-  Axis a;
+ResampleAxis resampleAxis(ResampleMode mode, int64_t in, int64_t out, bool align,
+                          double scaleFactor) {
+  using Mode = ResampleMode;
+  ResampleAxis a;
   // area_pixel_compute_scale
   float scale;
   if (align && mode != Mode::Nearest && mode != Mode::NearestExact)
@@ -53,24 +49,25 @@ Axis makeAxis(Mode mode, int64_t in, int64_t out, bool align, double scaleFactor
       break;
     }
     case Mode::Linear: {
-      float src = align ? scale * float(o) : std::max(scale * (float(o) + 0.5f) - 0.5f, 0.f);
+      double src = align ? double(scale) * double(o)
+                         : std::max(double(scale) * (double(o) + 0.5) - 0.5, 0.0);
       int64_t i0 = clampedIndex(src, 0, in - 1);
       int64_t i1 = std::min<int64_t>(i0 + 1, in - 1);
-      float l = std::min(src - float(i0), 1.f);
+      float l = float(std::min(src - double(i0), 1.0));
       a.idx.push_back(i0), a.idx.push_back(i1);
       a.w.push_back(1.f - l), a.w.push_back(l);
       break;
     }
     case Mode::Cubic: {
-      float src = align ? scale * float(o) : scale * (float(o) + 0.5f) - 0.5f;
-      float f = std::floor(src);
-      float t = src - f;
-      const float A = -0.75f;
-      float w[4] = {cubicOuter(t + 1, A), cubicInner(t, A), cubicInner(1 - t, A),
-                    cubicOuter(2 - t, A)};
+      double src = align ? double(scale) * double(o) : double(scale) * (double(o) + 0.5) - 0.5;
+      double f = std::floor(src);
+      double t = src - f;
+      const double A = -0.75;
+      double w[4] = {cubicOuter(t + 1, A), cubicInner(t, A), cubicInner(1 - t, A),
+                     cubicOuter(2 - t, A)};
       for (int k = 0; k < 4; ++k) {
         a.idx.push_back(std::clamp<int64_t>(clampedIndex(f, -2, in) - 1 + k, 0, in - 1));
-        a.w.push_back(w[k]);
+        a.w.push_back(float(w[k]));
       }
       break;
     }
@@ -79,9 +76,13 @@ Axis makeAxis(Mode mode, int64_t in, int64_t out, bool align, double scaleFactor
   return a;
 }
 
+namespace {
+
+
+
 class ResampleKernel final : public OpKernel {
 public:
-  ResampleKernel(int64_t planes, std::array<int64_t, 3> in, std::array<Axis, 3> axes)
+  ResampleKernel(int64_t planes, std::array<int64_t, 3> in, std::array<ResampleAxis, 3> axes)
       : planes_(planes), in_(in), ax_(std::move(axes)) {
     for (int i = 0; i < 3; ++i)
       out_[i] = int64_t(ax_[i].idx.size()) / ax_[i].T;
@@ -90,7 +91,7 @@ public:
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t inPlane = in_[0] * in_[1] * in_[2], outPlane = out_[0] * out_[1] * out_[2];
-    const Axis &A = ax_[0], &B = ax_[1], &C = ax_[2];
+    const ResampleAxis &A = ax_[0], &B = ax_[1], &C = ax_[2];
     const int64_t OW = out_[2];
     const int Tw = C.T;
     const int64_t *wi = C.idx.data();
@@ -120,7 +121,7 @@ public:
 private:
   int64_t planes_;
   std::array<int64_t, 3> in_, out_;
-  std::array<Axis, 3> ax_;
+  std::array<ResampleAxis, 3> ax_;
 };
 
 } // namespace
@@ -131,20 +132,20 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeResample(const CallNode &c, const 
     return kernelError(c, "expects (N, C) and 1 to 3 spatial dims, got " + shapeToString(in));
   size_t n = in.size() - 2;
   std::string m = c.attrs().getString("mode", "nearest");
-  Mode mode;
+  ResampleMode mode;
   size_t wantDims = 0; // the spatial dims a mode needs (0: any)
   if (m == "nearest")
-    mode = Mode::Nearest;
+    mode = ResampleMode::Nearest;
   else if (m == "nearest-exact")
-    mode = Mode::NearestExact;
+    mode = ResampleMode::NearestExact;
   else if (m == "linear")
-    mode = Mode::Linear, wantDims = 1;
+    mode = ResampleMode::Linear, wantDims = 1;
   else if (m == "bilinear")
-    mode = Mode::Linear, wantDims = 2;
+    mode = ResampleMode::Linear, wantDims = 2;
   else if (m == "trilinear")
-    mode = Mode::Linear, wantDims = 3;
+    mode = ResampleMode::Linear, wantDims = 3;
   else if (m == "bicubic")
-    mode = Mode::Cubic, wantDims = 2;
+    mode = ResampleMode::Cubic, wantDims = 2;
   else
     return kernelError(c, "mode '" + m + "' is not supported");
   if (wantDims && wantDims != n)
@@ -160,16 +161,16 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeResample(const CallNode &c, const 
     return kernelError(c, "scale_factor has " + llvm::Twine(sf.size()) + " entries for " +
                               llvm::Twine(n) + " spatial dims");
   std::array<int64_t, 3> inDims = {1, 1, 1};
-  std::array<Axis, 3> axes;
+  std::array<ResampleAxis, 3> axes;
   size_t lead = 3 - n;
   for (size_t i = 0; i < 3; ++i) {
     if (i < lead) {
-      axes[i] = makeAxis(Mode::Nearest, 1, 1, false, 0);
+      axes[i] = resampleAxis(ResampleMode::Nearest, 1, 1, false, 0);
       continue;
     }
     int64_t a = in[2 + i - lead], b = out[2 + i - lead];
     inDims[i] = a;
-    axes[i] = makeAxis(mode, a, b, align, sf.empty() ? 0.0 : sf[i - lead]);
+    axes[i] = resampleAxis(mode, a, b, align, sf.empty() ? 0.0 : sf[i - lead]);
   }
   return std::unique_ptr<OpKernel>(new ResampleKernel(in[0] * in[1], inDims, std::move(axes)));
 }

@@ -1,8 +1,8 @@
 //===- Upsample.cpp - nn.Upsample / F.interpolate -------------------------===//
 //
 // Nearest and bilinear (align_corners true or false) resampling of the last
-// two dims, with PyTorch's source-coordinate rules: a given scale_factor is
-// used as is (1/scale), otherwise in/out.
+// two dims, on the source indices and weights of resampleAxis (Resample.cpp,
+// PyTorch's rules), with a loop made for two taps.
 //
 //===----------------------------------------------------------------------===//
 #include "CallInfo.h"
@@ -17,27 +17,20 @@ namespace {
 
 class UpsampleKernel final : public OpKernel {
 public:
-  UpsampleKernel(int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW, bool bilinear,
-                 bool alignCorners, double rh, double rw)
-      : planes_(planes), H_(H), W_(W), OH_(OH), OW_(OW), bilinear_(bilinear), align_(alignCorners) {
-    // Precompute per-output-row/column source indices and weights.
-    auto axis = [&](int64_t in, int64_t out, double ratio, std::vector<int64_t> &i0,
-                    std::vector<int64_t> &i1, std::vector<float> &l) {
-      for (int64_t o = 0; o < out; ++o) {
-        if (!bilinear_) {
-          int64_t s = clampedIndex(std::floor(o * ratio), 0, in - 1);
-          i0.push_back(s), i1.push_back(s), l.push_back(0.f);
-          continue;
-        }
-        double src = align_ ? (out > 1 ? o * double(in - 1) / double(out - 1) : 0.0)
-                            : std::max((o + 0.5) * ratio - 0.5, 0.0);
-        int64_t a = clampedIndex(src, 0, in - 1);
-        int64_t b = std::min<int64_t>(a + 1, in - 1);
-        i0.push_back(a), i1.push_back(b), l.push_back(float(src - a));
+  /// `h`, `w`: the taps of the two dims (resampleAxis), 1 or 2 each.
+  UpsampleKernel(int64_t planes, int64_t H, int64_t W, const ResampleAxis &h, const ResampleAxis &w)
+      : planes_(planes), H_(H), W_(W), OH_(int64_t(h.idx.size()) / h.T),
+        OW_(int64_t(w.idx.size()) / w.T), bilinear_(h.T == 2) {
+    auto split = [](const ResampleAxis &a, std::vector<int64_t> &i0, std::vector<int64_t> &i1,
+                    std::vector<float> &l) {
+      for (size_t o = 0; o < a.idx.size(); o += size_t(a.T)) {
+        i0.push_back(a.idx[o]);
+        i1.push_back(a.idx[o + size_t(a.T) - 1]);
+        l.push_back(a.T == 2 ? a.w[o + 1] : 0.f);
       }
     };
-    axis(H, OH, rh, h0_, h1_, lh_);
-    axis(W, OW, rw, w0_, w1_, lw_);
+    split(h, h0_, h1_, lh_);
+    split(w, w0_, w1_, lw_);
   }
 
   void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
@@ -73,25 +66,25 @@ public:
 
 private:
   int64_t planes_, H_, W_, OH_, OW_;
-  bool bilinear_, align_;
+  bool bilinear_;
   std::vector<int64_t> h0_, h1_, w0_, w1_;
   std::vector<float> lh_, lw_;
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample2d(const CallNode &c, const CallShapes &io) {
-  const std::vector<int64_t> *in = &io.in, *out = &io.out;
-  std::string mode = c.attrs().getString("mode", "nearest");
+  const std::vector<int64_t> &in = io.in, &out = io.out;
+  ResampleMode mode = c.attrs().getString("mode", "nearest") == "bilinear" ? ResampleMode::Linear
+                                                                           : ResampleMode::Nearest;
   bool align = c.attrs().getBool("align_corners", false);
-  int64_t H = (*in)[2], W = (*in)[3], OH = (*out)[2], OW = (*out)[3];
-  double rh = double(H) / OH, rw = double(W) / OW;
   std::vector<double> sf = c.attrs().getFloats("scale_factor");
-  if (!sf.empty() && !c.attrs().getBool("recompute_scale_factor", false)) {
-    if (sf.size() == 1)
-      sf.push_back(sf[0]);
-    rh = 1.0 / sf[0], rw = 1.0 / sf[1];
-  }
-  return std::unique_ptr<OpKernel>(
-      new UpsampleKernel((*in)[0] * (*in)[1], H, W, OH, OW, mode == "bilinear", align, rh, rw));
+  if (c.attrs().getBool("recompute_scale_factor", false))
+    sf.clear();
+  if (sf.size() == 1)
+    sf.push_back(sf[0]);
+  double sh = sf.empty() ? 0.0 : sf[0], sw = sf.empty() ? 0.0 : sf[1];
+  return std::unique_ptr<OpKernel>(new UpsampleKernel(in[0] * in[1], in[2], in[3],
+                                                      resampleAxis(mode, in[2], out[2], align, sh),
+                                                      resampleAxis(mode, in[3], out[3], align, sw)));
 }
 
 /// 4-d nearest and bilinear run here; every other mode and rank on the
