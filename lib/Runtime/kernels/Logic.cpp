@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Operands.h"
+#include "Parallel.h"
 
 #include "kc/Support/FloatToInt.h"
 
@@ -52,8 +53,19 @@ bool isInt(DType t) { return t == DType::I64 || t == DType::Bool; }
 class LogicKernel final : public OpKernel {
 public:
   LogicKernel(Fn fn, std::vector<Arg> args, std::vector<int64_t> shape, DType out)
-      : fn_(fn), args_(std::move(args)), shape_(std::move(shape)), out_(out) {}
+      : fn_(fn), args_(std::move(args)), shape_(std::move(shape)), out_(out) {
+    // Rows in f32: operands f32 or bool, results f32 or bool, and scalars
+    // a comparison would read exactly as f32 (then f32 and double agree).
+    bool cmp = fn_ <= Fn::Not, sel = fn_ == Fn::Where || fn_ == Fn::MaskedFill;
+    rows_ = (cmp || sel) && !shape_.empty() && (out_ == DType::F32 || out_ == DType::Bool);
+    for (const Arg &a : args_)
+      rows_ = rows_ && (a.input >= 0 ? a.dtype != DType::I64
+                                     : !cmp || double(float(a.scalar)) == a.scalar);
+  }
+
   void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
+    if (rows_)
+      return runRows(in, out);
     const size_t r = shape_.size(), k = args_.size();
     std::vector<const void *> base(k);
     for (size_t a = 0; a < k; ++a)
@@ -101,6 +113,95 @@ public:
   }
 
 private:
+  /// Row by row of the innermost dim, in blocks of f32: an f32 operand
+  /// read in place where contiguous, others (bool, broadcast, scalar)
+  /// converted into the block first.
+  void runRows(KernelInputs in, KernelOutputs out) const {
+    constexpr int64_t kBlock = 1024;
+    const size_t r = shape_.size(), k = args_.size();
+    const int64_t inner = shape_.back(), n = numElements(shape_), rows = n / std::max<int64_t>(inner, 1);
+    if (n == 0)
+      return;
+    parallelFor(rows, n >= 65536, [&](int64_t row) {
+      float blocks[3][kBlock];
+      int64_t off[3] = {0, 0, 0};
+      for (int64_t q = row, d = int64_t(r) - 1; d-- > 0;) {
+        int64_t i = q % shape_[size_t(d)];
+        q /= shape_[size_t(d)];
+        for (size_t a = 0; a < k; ++a)
+          off[a] += i * args_[a].strides[size_t(d)];
+      }
+      for (int64_t j0 = 0; j0 < inner; j0 += kBlock) {
+        const int64_t m = std::min(kBlock, inner - j0);
+        const float *v[3] = {nullptr, nullptr, nullptr};
+        for (size_t a = 0; a < k; ++a) {
+          const Arg &g = args_[a];
+          float *b = blocks[a];
+          if (g.input < 0) {
+            std::fill(b, b + m, float(g.scalar));
+            v[a] = b;
+            continue;
+          }
+          int64_t st = g.strides[r - 1], at = off[a] + j0 * st;
+          if (g.dtype == DType::F32) {
+            const float *x = in[size_t(g.input)]->data<float>() + at;
+            if (st == 1) {
+              v[a] = x;
+              continue;
+            }
+            std::fill(b, b + m, *x);
+          } else {
+            const uint8_t *x = in[size_t(g.input)]->data<uint8_t>() + at;
+            if (st == 1)
+              for (int64_t j = 0; j < m; ++j)
+                b[j] = x[j] != 0;
+            else
+              std::fill(b, b + m, float(*x != 0));
+          }
+          v[a] = b;
+        }
+        int64_t o = row * inner + j0;
+        if (out_ == DType::Bool)
+          applyRow(out[0]->data<uint8_t>() + o, v, m);
+        else
+          applyRow(out[0]->data<float>() + o, v, m);
+      }
+    });
+  }
+
+  template <class T> void applyRow(T *y, const float *const *v, int64_t m) const {
+    const float *a = v[0], *b = v[1], *c = v[2];
+    switch (fn_) {
+    case Fn::Eq: for (int64_t j = 0; j < m; ++j) y[j] = T(a[j] == b[j]); return;
+    case Fn::Ne: for (int64_t j = 0; j < m; ++j) y[j] = T(a[j] != b[j]); return;
+    case Fn::Gt: for (int64_t j = 0; j < m; ++j) y[j] = T(a[j] > b[j]); return;
+    case Fn::Ge: for (int64_t j = 0; j < m; ++j) y[j] = T(a[j] >= b[j]); return;
+    case Fn::Lt: for (int64_t j = 0; j < m; ++j) y[j] = T(a[j] < b[j]); return;
+    case Fn::Le: for (int64_t j = 0; j < m; ++j) y[j] = T(a[j] <= b[j]); return;
+    case Fn::And: for (int64_t j = 0; j < m; ++j) y[j] = T((a[j] != 0) & (b[j] != 0)); return;
+    case Fn::Or: for (int64_t j = 0; j < m; ++j) y[j] = T((a[j] != 0) | (b[j] != 0)); return;
+    case Fn::Xor: for (int64_t j = 0; j < m; ++j) y[j] = T((a[j] != 0) != (b[j] != 0)); return;
+    case Fn::Not: for (int64_t j = 0; j < m; ++j) y[j] = T(a[j] == 0); return;
+    case Fn::Where: // condition, input, other
+      for (int64_t j = 0; j < m; ++j)
+        y[j] = asResult<T>(a[j] != 0 ? b[j] : c[j]);
+      return;
+    case Fn::MaskedFill: // input, mask, value
+      for (int64_t j = 0; j < m; ++j)
+        y[j] = asResult<T>(b[j] != 0 ? c[j] : a[j]);
+      return;
+    default:
+      return;
+    }
+  }
+
+  template <class T> static T asResult(float x) {
+    if constexpr (std::is_same_v<T, uint8_t>)
+      return x != 0;
+    else
+      return x;
+  }
+
   void store(void *y, int64_t o, double d, int64_t i, bool asInt) const {
     switch (out_) {
     case DType::F32:
@@ -176,6 +277,7 @@ private:
   std::vector<Arg> args_;
   std::vector<int64_t> shape_;
   DType out_;
+  bool rows_ = false; ///< runRows applies
 };
 
 /// Operands in order: positional ones, then the named ones in `names`;
