@@ -13,34 +13,56 @@ namespace {
 
 /// F.pad over the trailing dims: constant, reflect, replicate and circular.
 /// Every output element reads the input at padSourceIndex along each dim,
-/// a closed form: no padding, however large, makes it loop.
+/// a closed form: no padding, however large, makes it loop. Row by row of
+/// the last dim: its source indices are a table made once, the run of them
+/// that reads the input row in order is one copy.
 class PadKernel final : public OpKernel {
 public:
   PadKernel(std::vector<int64_t> in, std::vector<int64_t> out, std::vector<int64_t> before,
             PadMode mode, float value)
       : in_(std::move(in)), out_(std::move(out)), before_(std::move(before)), mode_(mode),
-        value_(value) {}
+        value_(value) {
+    int64_t W = out_.empty() ? 1 : out_.back(), IW = in_.empty() ? 1 : in_.back();
+    int64_t b = out_.empty() ? 0 : before_.back();
+    for (int64_t j = 0; j < W; ++j)
+      lastDim_.push_back(out_.empty() ? 0 : padSourceIndex(j - b, IW, mode_));
+    // The output columns that read input column j - b, in order.
+    copyBegin_ = std::clamp<int64_t>(b, 0, W);
+    copyEnd_ = std::clamp<int64_t>(b + IW, copyBegin_, W);
+  }
+
   void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
-    size_t r = out_.size();
-    int64_t n = numElements(out_);
+    const size_t r = out_.size();
+    const int64_t W = r ? out_.back() : 1;
+    const int64_t rows = W ? numElements(out_) / W : 0;
     std::vector<int64_t> inStride(r);
     int64_t st = 1;
     for (size_t i = r; i-- > 0;)
       inStride[i] = st, st *= in_[i];
-    parallelFor(n, n > 65536, [&](int64_t o) {
-      int64_t rem = o, off = 0;
-      for (size_t d = r; d-- > 0;) {
-        int64_t i = padSourceIndex(rem % out_[d] - before_[d], in_[d], mode_);
-        rem /= out_[d];
+    parallelFor(rows, rows * W > 65536, [&](int64_t row) {
+      float *d = y + row * W;
+      int64_t rem = row, off = 0;
+      for (size_t k = r - (r ? 1 : 0); k-- > 0;) {
+        int64_t i = padSourceIndex(rem % out_[k] - before_[k], in_[k], mode_);
+        rem /= out_[k];
         if (i < 0) {
-          y[o] = value_;
+          std::fill(d, d + W, value_);
           return;
         }
-        off += i * inStride[d];
+        off += i * inStride[k];
       }
-      y[o] = x[off];
+      const float *s = x + off;
+      auto gather = [&](int64_t j0, int64_t j1) {
+        for (int64_t j = j0; j < j1; ++j)
+          d[j] = lastDim_[size_t(j)] < 0 ? value_ : s[lastDim_[size_t(j)]];
+      };
+      gather(0, copyBegin_);
+      if (copyEnd_ > copyBegin_)
+        std::memcpy(d + copyBegin_, s + (copyBegin_ - (r ? before_.back() : 0)),
+                    size_t(copyEnd_ - copyBegin_) * sizeof(float));
+      gather(copyEnd_, W);
     });
   }
 
@@ -48,6 +70,8 @@ private:
   std::vector<int64_t> in_, out_, before_;
   PadMode mode_;
   float value_;
+  std::vector<int64_t> lastDim_;       ///< source index of each output column, -1: value
+  int64_t copyBegin_ = 0, copyEnd_ = 0; ///< the columns copied in order
 };
 
 /// The shapes come from the call's types; they are checked once more
