@@ -1,6 +1,7 @@
 //===- Activation.cpp - Elementwise activations and softmax ---------------===//
 #include "CallInfo.h"
 #include "Epilogue.h"
+#include "SoftmaxRow.h"
 
 namespace kc::rt {
 namespace {
@@ -163,29 +164,43 @@ public:
   void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
-    float sign = k_ == Softmin ? -1.f : 1.f;
-    parallelFor(outer_ * inner_, outer_ * inner_ * len_ > 65536, [&](int64_t oi) {
-      int64_t o = oi / inner_, i = oi % inner_;
-      const float *xs = x + o * len_ * inner_ + i;
-      float *ys = y + o * len_ * inner_ + i;
-      float m = -INFINITY;
+    const float sign = k_ == Softmin ? -1.f : 1.f;
+    const bool log = k_ == LogSoftmax;
+    if (inner_ == 1) {
+      parallelFor(outer_, outer_ * len_ > 65536,
+                  [&](int64_t o) { softmaxRow(x + o * len_, y + o * len_, len_, sign, log); });
+      return;
+    }
+    // Along a dim that is not the last: kColumns positions of the inner
+    // dims at a time, each pass over the axis contiguous across them.
+    constexpr int64_t kColumns = 256;
+    const int64_t blocks = (inner_ + kColumns - 1) / kColumns;
+    parallelFor(outer_ * blocks, outer_ * inner_ * len_ > 65536, [&](int64_t ob) {
+      int64_t o = ob / blocks, i0 = (ob % blocks) * kColumns, w = std::min(kColumns, inner_ - i0);
+      const float *xs = x + o * len_ * inner_ + i0;
+      float *ys = y + o * len_ * inner_ + i0;
+      float m[kColumns], sum[kColumns];
+      std::fill(m, m + w, -INFINITY);
+      std::fill(sum, sum + w, 0.f);
       for (int64_t j = 0; j < len_; ++j)
-        m = std::max(m, sign * xs[j * inner_]);
-      float sum = 0;
+        for (int64_t i = 0; i < w; ++i)
+          m[i] = std::max(m[i], sign * xs[j * inner_ + i]);
+      const uk::ExpSumFn expSum = uk::microKernels().expSum;
+      float d[kColumns];
       for (int64_t j = 0; j < len_; ++j) {
-        float e = std::exp(sign * xs[j * inner_] - m);
-        ys[j * inner_] = e;
-        sum += e;
+        for (int64_t i = 0; i < w; ++i)
+          d[i] = sign * xs[j * inner_ + i] - m[i];
+        float *e = log ? d : ys + j * inner_;
+        expSum(d, e, w, 1.f, 0.f);
+        for (int64_t i = 0; i < w; ++i)
+          sum[i] += e[i];
       }
-      if (k_ == LogSoftmax) {
-        float ls = std::log(sum) + m;
-        for (int64_t j = 0; j < len_; ++j)
-          ys[j * inner_] = xs[j * inner_] - ls;
-      } else {
-        float inv = 1.f / sum;
-        for (int64_t j = 0; j < len_; ++j)
-          ys[j * inner_] *= inv;
-      }
+      for (int64_t i = 0; i < w; ++i)
+        sum[i] = log ? std::log(sum[i]) + m[i] : 1.f / sum[i];
+      for (int64_t j = 0; j < len_; ++j)
+        for (int64_t i = 0; i < w; ++i)
+          ys[j * inner_ + i] =
+              log ? sign * xs[j * inner_ + i] - sum[i] : ys[j * inner_ + i] * sum[i];
     });
   }
 

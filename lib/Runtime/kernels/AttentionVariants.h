@@ -8,6 +8,7 @@
 #pragma once
 
 #include "CallInfo.h"
+#include "SoftmaxRow.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,14 +29,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeAttentionVariant(const CallNode &c
 /// divided by `heads` to it: the average over the heads that
 /// need_weights returns.
 inline void attentionWeights(float *row, int64_t n, float *avg, int64_t heads) {
-  float m = -INFINITY, sum = 0;
-  for (int64_t j = 0; j < n; ++j)
-    m = std::max(m, row[j]);
-  for (int64_t j = 0; j < n; ++j)
-    sum += (row[j] = std::exp(row[j] - m));
-  float inv = 1.f / sum;
-  for (int64_t j = 0; j < n; ++j)
-    row[j] *= inv;
+  softmaxRow(row, row, n);
   if (avg)
     for (int64_t j = 0; j < n; ++j)
       avg[j] += row[j] / float(heads);

@@ -123,6 +123,8 @@ using MaxRowStride2Fn = void (*)(const float *t, float *row, int64_t OW, int64_t
 /// Mean and (biased) variance of n floats, summed in double.
 using MeanVarianceFn = void (*)(const float *x, int64_t n, double *mean, double *variance);
 
+using ExpSumFn = float (*)(const float *x, float *e, int64_t n, float sign, float shift);
+
 struct MicroKernels {
   const char *isa;   ///< "scalar", "avx2" or "avx512"
   int64_t lanes;     ///< floats per vector
@@ -149,6 +151,7 @@ struct MicroKernels {
   BiasActFn biasAct[kNumActs][2];   ///< f32_bias_act, [act][PerElement]
   MaxRowStride2Fn maxRowStride2;    ///< f32_maxpool_row_s2
   MeanVarianceFn meanVariance;      ///< f32_mean_variance
+  ExpSumFn expSum;                  ///< f32_exp_sum (softmax)
 };
 
 /// The table this process uses, chosen at the first call: the widest set

@@ -1,8 +1,10 @@
-//===- RowReduce.h - f32_maxpool_row_s2, f32_mean_variance ------*- C++ -*-===//
+//===- RowReduce.h - Row kernels: max pool, moments, exp sums ---*- C++ -*-===//
 #pragma once
 
 #include "MicroKernels.h"
+#include "ScalarMath.h"
 #include "Unroll.h"
+#include "VecMath.h"
 
 namespace kc::uk::KC_UK_ISA {
 
@@ -55,6 +57,38 @@ template <class T> void f32_mean_variance(const float *x, int64_t n, double *mea
     sq += (x[i] - m) * (x[i] - m);
   *mean = m;
   *var = sq / double(n);
+}
+
+/// ExpSumFn: e[i] = exp(sign * x[i] - shift) (0 where that is below
+/// kExpMin, so -inf gives 0), written to `e` unless null; returns the sum
+/// of the e[i], in lanes, then the tail.
+template <class T>
+float f32_exp_sum(const float *x, float *e, int64_t n, float sign, float shift) {
+  using V = typename T::V;
+  constexpr int L = T::kLanes;
+  const V s = T::set1(sign), m = T::set1(shift), lo = T::set1(kExpMin), zero = T::zero();
+  V acc = zero;
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    V d = T::sub(T::mul(s, T::load(x + i)), m);
+    V v = T::selectPositive(T::sub(lo, d), zero, vexp<T>(d));
+    if (e)
+      T::store(e + i, v);
+    acc = T::add(acc, v);
+  }
+  float lanes[L];
+  T::store(lanes, acc);
+  float sum = 0;
+  for (int k = 0; k < L; ++k)
+    sum += lanes[k];
+  for (; i < n; ++i) {
+    float d = sign * x[i] - shift;
+    float v = d < kExpMin ? 0.f : expApprox(d);
+    if (e)
+      e[i] = v;
+    sum += v;
+  }
+  return sum;
 }
 
 } // namespace kc::uk::KC_UK_ISA

@@ -44,6 +44,7 @@ template <class T> MicroKernels buildTable(const char *isa) {
   t.winogradOutput = &f32_winograd43_output<N>;
   t.maxRowStride2 = &f32_maxpool_row_s2<N>;
   t.meanVariance = &f32_mean_variance<N>;
+  t.expSum = &f32_exp_sum<T>;
   return t;
 }
 
