@@ -33,6 +33,7 @@ struct Step {
   Buf a, b, dst; ///< b: the second factor of a contraction
   int64_t batch = 1, M = 1, N = 1, K = 1;
   Buf pa, pb; ///< the factors in [batch, M, K] / [batch, K, N] order
+  bool transA = false, transB = false; ///< pa is [batch, K, M], pb [batch, N, K]
 };
 
 /// dst[i] = Σ src over the labels of src not in dst, dims of dst read
@@ -59,6 +60,23 @@ void reduceInto(const float *src, const Buf &s, float *dst, const Buf &d) {
   int64_t nOut = numElements(d.shape), nSum = numElements(summedSize);
   std::vector<int64_t> oi(d.shape.size(), 0), si(summed.size(), 0);
   int64_t base = 0;
+  if (nSum == 1 && !d.shape.empty()) {
+    // A copy (a permutation, a diagonal, a broadcast): rows of the last dim.
+    const int64_t W = d.shape.back(), ws = stride[d.labels.back()];
+    const size_t r = d.shape.size();
+    for (int64_t o = 0; o < nOut; o += W) {
+      for (int64_t j = 0; j < W; ++j)
+        dst[o + j] = src[base + j * ws];
+      for (size_t k = r - 1; k-- > 0;) {
+        base += stride[d.labels[k]];
+        if (++oi[k] < d.shape[k])
+          break;
+        base -= oi[k] * stride[d.labels[k]];
+        oi[k] = 0;
+      }
+    }
+    return;
+  }
   for (int64_t o = 0; o < nOut; ++o) {
     double acc = 0;
     std::fill(si.begin(), si.end(), 0);
@@ -112,18 +130,18 @@ public:
         continue;
       }
       const float *a = ptr(s.a), *b = ptr(s.b);
-      if (s.pa.labels != s.a.labels || s.pa.shape != s.a.shape) {
+      if (!s.transA && (s.pa.labels != s.a.labels || s.pa.shape != s.a.shape)) {
         reduceInto(a, s.a, ptr(s.pa), s.pa);
         a = ptr(s.pa);
       }
-      if (s.pb.labels != s.b.labels || s.pb.shape != s.b.shape) {
+      if (!s.transB && (s.pb.labels != s.b.labels || s.pb.shape != s.b.shape)) {
         reduceInto(b, s.b, ptr(s.pb), s.pb);
         b = ptr(s.pb);
       }
       float *c = ptr(s.dst);
       for (int64_t t = 0; t < s.batch; ++t)
-        sgemm(false, false, s.M, s.N, s.K, 1.f, a + t * s.M * s.K, s.K, b + t * s.K * s.N, s.N, 0.f,
-              c + t * s.M * s.N, s.N);
+        sgemm(s.transA, s.transB, s.M, s.N, s.K, 1.f, a + t * s.M * s.K, s.transA ? s.M : s.K,
+              b + t * s.K * s.N, s.transB ? s.K : s.N, 0.f, c + t * s.M * s.N, s.N);
     }
   }
 
@@ -189,20 +207,29 @@ public:
       return n;
     };
     s.batch = size(batch), s.M = size(M), s.N = size(N), s.K = size(K);
-    s.pa = layout(a, cat({&batch, &M, &K}));
-    s.pb = layout(b, cat({&batch, &K, &N}));
+    // A factor already in transposed order is read so by sgemm, not copied
+    // ('bhqd,bhkd->bhqk' reads k as [bh, N, K]).
+    s.transA = M.size() && K.size() && asIs(a, cat({&batch, &K, &M}));
+    s.transB = N.size() && K.size() && asIs(b, cat({&batch, &N, &K}));
+    s.pa = s.transA ? a : layout(a, cat({&batch, &M, &K}));
+    s.pb = s.transB ? b : layout(b, cat({&batch, &K, &N}));
     s.dst = temp(cat({&batch, &M, &N}));
     steps.push_back(s);
     return s.dst;
   }
 
-  /// `x` itself if its labels already are `labels` at full size, else a
-  /// scratch buffer for that layout.
-  Buf layout(const Buf &x, std::vector<int> labels) {
+  /// Whether `x` has `labels` in that order, at full size.
+  bool asIs(const Buf &x, const std::vector<int> &labels) const {
     std::vector<int64_t> shape;
     for (int l : labels)
       shape.push_back(spec_.sizes[l]);
-    if (labels == x.labels && shape == x.shape)
+    return labels == x.labels && shape == x.shape;
+  }
+
+  /// `x` itself if its labels already are `labels` at full size, else a
+  /// scratch buffer for that layout.
+  Buf layout(const Buf &x, std::vector<int> labels) {
+    if (asIs(x, labels))
       return x;
     return temp(std::move(labels));
   }
@@ -262,9 +289,16 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeEinsum(const CallNode &c,
   if (*out != outBuf.shape)
     return kernelError(c, "the result type " + shapeToString(*out) + " does not match " +
                               shapeToString(outBuf.shape));
-  Step last;
-  last.a = acc, last.dst = outBuf;
-  plan.steps.push_back(last);
+  // A last contraction already in the result's order writes the result.
+  if (acc.where == Buf::Temp && acc.labels == outBuf.labels && !plan.steps.empty() &&
+      plan.steps.back().contract && plan.steps.back().dst.index == acc.index &&
+      plan.steps.back().dst.where == Buf::Temp) {
+    plan.steps.back().dst = outBuf;
+  } else {
+    Step last;
+    last.a = acc, last.dst = outBuf;
+    plan.steps.push_back(last);
+  }
   return std::unique_ptr<OpKernel>(new EinsumKernel(std::move(plan.steps), std::move(plan.temps)));
 }
 KC_REGISTER_KERNEL(einsum, "torch.einsum", makeEinsum);
