@@ -23,6 +23,7 @@ public:
       : shape_(std::move(outShape)), off_(std::move(offsets)), base_(base), esize_(esize) {
     if (shape_.empty())
       return;
+    mergeTrailingDims();
     const std::vector<int64_t> &last = off_.back();
     for (size_t j = 0; j < last.size();) {
       size_t k = j + 1;
@@ -67,6 +68,32 @@ public:
   }
 
 private:
+  /// Folds the last dim into the one before while that pair reads the
+  /// input as one dim would (the last from offset 0 by a stride s, the one
+  /// before by its size times s): channel shuffle's planes are then one
+  /// row each, copied at once, instead of a row of each plane at a time.
+  void mergeTrailingDims() {
+    while (shape_.size() >= 2) {
+      size_t r = shape_.size();
+      const std::vector<int64_t> &a = off_[r - 2], &b = off_[r - 1];
+      int64_t n = shape_[r - 1], s = n > 1 ? b[1] : 0;
+      bool ok = n >= 1 && b[0] == 0;
+      for (int64_t j = 0; ok && j < n; ++j)
+        ok = b[size_t(j)] == j * s;
+      for (int64_t i = 0; ok && i < shape_[r - 2]; ++i)
+        ok = a[size_t(i)] == a[0] + i * n * s;
+      if (!ok || (n > 1 && s == 0))
+        return;
+      std::vector<int64_t> merged(size_t(shape_[r - 2] * n));
+      for (size_t k = 0; k < merged.size(); ++k)
+        merged[k] = a[0] + int64_t(k) * s;
+      shape_[r - 2] *= n;
+      shape_.pop_back();
+      off_.pop_back();
+      off_.back() = std::move(merged);
+    }
+  }
+
   struct Run {
     int64_t dst, src, len;
   };
