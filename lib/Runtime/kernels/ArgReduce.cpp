@@ -11,6 +11,9 @@
 #include "Operands.h"
 #include "Parallel.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace kc::rt {
 namespace {
 
@@ -86,6 +89,9 @@ KC_REGISTER_KERNEL_DTYPES(argmin, "torch.argmin", (withShapes<makeExtreme<false,
 /// torch.topk along a dim.
 class TopkKernel final : public OpKernel {
 public:
+  /// A line's index fits the low half of a sort key.
+  static constexpr int64_t kMaxLen = int64_t(1) << 32;
+
   TopkKernel(AxisLine l, int64_t k, bool largest) : l_(l), k_(k), largest_(largest) {
     scratch_.floats = 2 * l.len; // the order of one line's indices, int64
   }
@@ -101,22 +107,29 @@ public:
     parallelForScratch(lines, worthIt, scratch_, ctx.workspace, [&](int64_t oi, float *s) {
       int64_t o = oi / inner, i = oi % inner;
       const float *xs = x + o * len * inner + i;
-      int64_t *order = reinterpret_cast<int64_t *>(s);
-      for (int64_t j = 0; j < len; ++j)
-        order[j] = j;
-      auto first = [&](int64_t a, int64_t b) {
-        float p = xs[a * inner], q = xs[b * inner];
-        bool pn = std::isnan(p), qn = std::isnan(q);
-        if (pn || qn) // NaN ranks above every number
-          return largest ? (pn && !qn) || (pn && qn && a < b) : (!pn && qn) || (pn && qn && a < b);
-        if (p != q)
-          return largest ? p > q : p < q;
-        return a < b;
-      };
-      std::partial_sort(order, order + k, order + len, first);
+      // One 64-bit key per value, ordered as the result: the value's bits
+      // mapped to an unsigned order (NaN above every number, -0 equal to
+      // 0), complemented when largest first, above the index (ties: the
+      // first index first). Integer keys sort several times faster than
+      // indices compared through the values.
+      uint64_t *keys = reinterpret_cast<uint64_t *>(s);
+      for (int64_t j = 0; j < len; ++j) {
+        float f = xs[j * inner];
+        uint32_t u;
+        std::memcpy(&u, &f, sizeof u);
+        u = std::isnan(f) ? 0xffffffffu : f == 0.f ? 0x80000000u : (u >> 31) ? ~u : u | 0x80000000u;
+        if (largest)
+          u = ~u;
+        keys[j] = (uint64_t(u) << 32) | uint64_t(j);
+      }
+      if (k * 8 < len)
+        std::partial_sort(keys, keys + k, keys + len);
+      else
+        std::sort(keys, keys + len);
       for (int64_t j = 0; j < k; ++j) {
-        v[(o * k + j) * inner + i] = xs[order[j] * inner];
-        ix[(o * k + j) * inner + i] = order[j];
+        int64_t idx = int64_t(keys[j] & 0xffffffffu);
+        v[(o * k + j) * inner + i] = xs[idx * inner];
+        ix[(o * k + j) * inner + i] = idx;
       }
     });
   }
@@ -144,6 +157,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeTopk(const CallNode &c, const Call
   auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c.type().get());
   if (!tt || tt->size() != 2)
     return kernelError(c, "needs its two results, values and indices");
+  if (l->len > TopkKernel::kMaxLen)
+    return kernelError(c, "a dim of " + llvm::Twine(l->len) + " (at most 2^32)");
   return std::unique_ptr<OpKernel>(new TopkKernel(*l, k, c.attrs().getBool("largest", true)));
 }
 KC_REGISTER_KERNEL_DTYPES(topk, "torch.topk", withShapes<makeTopk>, (DTypeSet{DType::F32}),
@@ -159,6 +174,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSort(const CallNode &c, const Call
   auto *tt = llvm::dyn_cast_or_null<TupleTypeNode>(c.type().get());
   if (!tt || tt->size() != 2)
     return kernelError(c, "needs its two results, values and indices");
+  if (l->len > TopkKernel::kMaxLen)
+    return kernelError(c, "a dim of " + llvm::Twine(l->len) + " (at most 2^32)");
   return std::unique_ptr<OpKernel>(
       new TopkKernel(*l, l->len, c.attrs().getBool("descending", false)));
 }
