@@ -78,50 +78,87 @@ ResampleAxis resampleAxis(ResampleMode mode, int64_t in, int64_t out, bool align
 
 namespace {
 
-
-
+/// Separable: each input row the output needs is resampled along W once,
+/// into a cache of T rows per depth tap (the taps of consecutive output
+/// rows are consecutive input rows, so row r lives in slot r mod T), and
+/// each output row is the weighted sum of its taps' cached rows.
 class ResampleKernel final : public OpKernel {
 public:
   ResampleKernel(int64_t planes, std::array<int64_t, 3> in, std::array<ResampleAxis, 3> axes)
       : planes_(planes), in_(in), ax_(std::move(axes)) {
     for (int i = 0; i < 3; ++i)
       out_[i] = int64_t(ax_[i].idx.size()) / ax_[i].T;
+    scratch_.floats = int64_t(ax_[0].T) * ax_[1].T * out_[2];
+    // A W axis that maps each column to itself with weight 1 (a size kept
+    // while other dims change) is a copy.
+    const ResampleAxis &C = ax_[2];
+    copyW_ = out_[2] == in_[2];
+    for (int64_t o = 0; copyW_ && o < out_[2]; ++o)
+      for (int t = 0; t < C.T; ++t)
+        copyW_ = C.w[o * C.T + t] == (t == 0 ? 1.f : 0.f) && (t > 0 || C.idx[o * C.T] == o);
   }
-  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
+  size_t workspaceBytes() const override { return scratch_.bytes(); }
+
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     const int64_t inPlane = in_[0] * in_[1] * in_[2], outPlane = out_[0] * out_[1] * out_[2];
     const ResampleAxis &A = ax_[0], &B = ax_[1], &C = ax_[2];
     const int64_t OW = out_[2];
-    const int Tw = C.T;
+    const int Tw = C.T, Th = B.T;
     const int64_t *wi = C.idx.data();
     const float *ww = C.w.data();
-    parallelFor(planes_ * out_[0], planes_ * outPlane > 32768, [&](int64_t pd) {
-      int64_t p = pd / out_[0], od = pd % out_[0];
-      const float *src = x + p * inPlane;
-      for (int64_t oh = 0; oh < out_[1]; ++oh) {
-        float *dst = y + p * outPlane + (od * out_[1] + oh) * OW;
-        std::fill(dst, dst + OW, 0.f);
-        for (int td = 0; td < A.T; ++td)
-          for (int th = 0; th < B.T; ++th) {
-            float wdh = A.w[od * A.T + td] * B.w[oh * B.T + th];
-            const float *row =
-                src + (A.idx[od * A.T + td] * in_[1] + B.idx[oh * B.T + th]) * in_[2];
-            for (int64_t ow = 0; ow < OW; ++ow) {
-              float acc = 0;
-              for (int tw = 0; tw < Tw; ++tw)
-                acc += ww[ow * Tw + tw] * row[wi[ow * Tw + tw]];
-              dst[ow] += wdh * acc;
-            }
+    parallelForScratch(
+        planes_ * out_[0], planes_ * outPlane > 32768, scratch_, ctx.workspace,
+        [&](int64_t pd, float *cache) {
+          int64_t p = pd / out_[0], od = pd % out_[0];
+          const float *src = x + p * inPlane;
+          // Input row held by each cache slot, per depth tap.
+          int64_t held[4][4];
+          for (auto &h : held)
+            std::fill(h, h + 4, int64_t(-1));
+          for (int64_t oh = 0; oh < out_[1]; ++oh) {
+            float *dst = y + p * outPlane + (od * out_[1] + oh) * OW;
+            bool first = true;
+            for (int td = 0; td < A.T; ++td)
+              for (int th = 0; th < Th; ++th) {
+                int64_t r = B.idx[oh * Th + th];
+                int slot = int(r % Th);
+                float *row = cache + (td * Th + slot) * OW;
+                if (held[td][slot] != r) {
+                  const float *in = src + (A.idx[od * A.T + td] * in_[1] + r) * in_[2];
+                  if (copyW_)
+                    std::copy(in, in + OW, row);
+                  else
+                  for (int64_t ow = 0; ow < OW; ++ow) {
+                    float acc = 0;
+                    for (int tw = 0; tw < Tw; ++tw)
+                      acc += ww[ow * Tw + tw] * in[wi[ow * Tw + tw]];
+                    row[ow] = acc;
+                  }
+                  held[td][slot] = r;
+                }
+                float w = A.w[od * A.T + td] * B.w[oh * Th + th];
+                if (w == 0.f && !(first && td == A.T - 1 && th == Th - 1))
+                  continue; // a tap of weight 0 (the last one stands in if all are)
+                if (first)
+                  for (int64_t ow = 0; ow < OW; ++ow)
+                    dst[ow] = w * row[ow];
+                else
+                  for (int64_t ow = 0; ow < OW; ++ow)
+                    dst[ow] += w * row[ow];
+                first = false;
+              }
           }
-      }
-    });
+        });
   }
 
 private:
   int64_t planes_;
   std::array<int64_t, 3> in_, out_;
   std::array<ResampleAxis, 3> ax_;
+  ThreadScratch scratch_;
+  bool copyW_ = false; ///< the W axis is the identity
 };
 
 } // namespace
