@@ -46,16 +46,51 @@ public:
     const int64_t plane = numElements(llvm::ArrayRef<int64_t>(in_).drop_front(2));
     const int64_t points = numElements(llvm::ArrayRef<int64_t>(out_).drop_front(2));
     const int k = volume ? 3 : 2;
+    if (!volume && interp_ != Interp::Bicubic) {
+      // Blocks of points: their taps first, then channel by channel, so
+      // each channel's plane is read and its output row written in one go.
+      constexpr int64_t kPoints = 256;
+      const int64_t blocks = (points + kPoints - 1) / kPoints;
+      parallelFor(N * blocks, N * points * C > 16384, [&](int64_t nb) {
+        int64_t n = nb / blocks, q0 = (nb % blocks) * kPoints, m = std::min(kPoints, points - q0);
+        int64_t off[kPoints][4];
+        bool ok[kPoints][4];
+        float w[kPoints][4];
+        int taps = 1;
+        bool allInside = true;
+        for (int64_t q = 0; q < m; ++q) {
+          taps = taps2d(grid + (n * points + q0 + q) * 2, off[q], ok[q], w[q]);
+          for (int t = 0; t < taps; ++t)
+            allInside = allInside && ok[q][t];
+        }
+        for (int64_t ch = 0; ch < C; ++ch) {
+          const float *xc = x + (n * C + ch) * plane;
+          float *yc = y + (n * C + ch) * points + q0;
+          if (allInside && taps == 4) {
+            for (int64_t q = 0; q < m; ++q)
+              yc[q] = ((xc[off[q][0]] * w[q][0] + xc[off[q][1]] * w[q][1]) +
+                       xc[off[q][2]] * w[q][2]) +
+                      xc[off[q][3]] * w[q][3];
+            continue;
+          }
+          for (int64_t q = 0; q < m; ++q) {
+            float acc = 0;
+            for (int t = 0; t < taps; ++t)
+              acc += (ok[q][t] ? xc[off[q][t]] : 0.f) * w[q][t];
+            yc[q] = acc;
+          }
+        }
+      });
+      return;
+    }
     parallelFor(N * points, N * points * C > 16384, [&](int64_t np) {
       int64_t n = np / points, q = np % points;
       Sample s{x + n * C * plane, y + n * C * points + q, plane, points, C};
       const float *g = grid + np * k;
       if (volume)
         sample3d(s, g);
-      else if (interp_ == Interp::Bicubic)
-        bicubic2d(s, g);
       else
-        sample2d(s, g);
+        bicubic2d(s, g);
     });
   }
 
@@ -80,31 +115,31 @@ private:
     }
   }
 
-  /// Bilinear or nearest of a 4-d input (PyTorch's vectorized sampler).
-  void sample2d(const Sample &s, const float *g) const {
+  /// The taps of grid point `g` of a 4-d input, bilinear (4) or nearest
+  /// (1, PyTorch's vectorized sampler): their offsets in the plane, whether
+  /// they are inside it, their weights; returns how many.
+  int taps2d(const float *g, int64_t *off, bool *ok, float *w) const {
     const int64_t H = in_[2], W = in_[3];
     GridAxis2d ax{W, pad_, align_}, ay{H, pad_, align_};
     float gx = ax.compute(ax.unnormalize(g[0])), gy = ay.compute(ay.unnormalize(g[1]));
     auto inside = [&](int64_t yy, int64_t xx) { return yy >= 0 && yy < H && xx >= 0 && xx < W; };
     if (interp_ == Interp::Nearest) {
       int64_t ix = gridIndex(std::nearbyint(gx)), iy = gridIndex(std::nearbyint(gy));
-      int64_t off = iy * W + ix;
-      bool ok = inside(iy, ix);
-      float one = 1;
-      return blend(s, &off, &ok, &one, 1);
+      ok[0] = inside(iy, ix);
+      off[0] = ok[0] ? iy * W + ix : 0;
+      w[0] = 1;
+      return 1;
     }
     float fx0 = std::floor(gx), fy0 = std::floor(gy);
     float wx = gx - fx0, ex = 1 - wx, ny = gy - fy0, sy = 1 - ny;
     int64_t x0 = gridIndex(fx0), y0 = gridIndex(fy0);
-    int64_t off[4];
-    bool ok[4];
-    float w[4] = {sy * ex, sy * wx, ny * ex, ny * wx}; // nw, ne, sw, se
+    w[0] = sy * ex, w[1] = sy * wx, w[2] = ny * ex, w[3] = ny * wx; // nw, ne, sw, se
     for (int t = 0; t < 4; ++t) {
       int64_t yy = y0 + t / 2, xx = x0 + t % 2;
       ok[t] = inside(yy, xx);
       off[t] = ok[t] ? yy * W + xx : 0;
     }
-    blend(s, off, ok, w, 4);
+    return 4;
   }
 
   /// Bicubic of a 4-d input: four rows of four taps, each tap padded on
