@@ -28,9 +28,18 @@ struct PoolDims {
 
 class PoolNdKernel final : public OpKernel {
 public:
-  PoolNdKernel(PoolKind kind, PoolDims g, bool includePad, int64_t divisor, double norm)
-      : kind_(kind), g_(g), includePad_(includePad), divisor_(divisor), norm_(norm) {}
-  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
+  PoolNdKernel(PoolKind kind, PoolDims g, bool includePad, int64_t divisor, double norm,
+               bool indices)
+      : kind_(kind), g_(g), includePad_(includePad), divisor_(divisor), norm_(norm) {
+    separable_ = !indices && kind_ != PoolKind::Lp;
+    if (separable_) // two intermediate planes of doubles
+      scratch_.floats = 2 * (g.in[0] * g.in[1] * g.out[2] + g.in[0] * g.out[1] * g.out[2]);
+  }
+  size_t workspaceBytes() const override { return scratch_.bytes(); }
+
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
+    if (separable_)
+      return runSeparable(in[0]->data<float>(), out[0]->data<float>(), ctx.workspace);
     const PoolDims &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
@@ -60,6 +69,93 @@ private:
   struct Range {
     int64_t first, step, count, padded;
   };
+
+  /// One dim's pass: dst[a][o][c] from src[a][first + t * step][c] over
+  /// the taps of each output o (`in` rows in, r.size() out, `inner` values
+  /// a row): the maximum (NaN winning, -inf for no tap) or the sum.
+  template <class S, class D>
+  static void pass(const S *src, D *dst, int64_t outer, int64_t in, const std::vector<Range> &r,
+                   int64_t inner, bool isMax) {
+    const int64_t n = int64_t(r.size());
+    if (inner == 1) { // along the contiguous dim: one value per output
+      for (int64_t a = 0; a < outer; ++a) {
+        const S *row = src + a * in;
+        D *d = dst + a * n;
+        for (int64_t o = 0; o < n; ++o) {
+          const Range &q = r[size_t(o)];
+          const S *s = row + q.first;
+          D m = isMax ? D(-INFINITY) : D(0);
+          for (int64_t t = 0; t < q.count; ++t, s += q.step)
+            m = isMax ? ((*s > m || *s != *s) ? D(*s) : m) : m + D(*s);
+          d[o] = m;
+        }
+      }
+      return;
+    }
+    for (int64_t a = 0; a < outer; ++a)
+      for (int64_t o = 0; o < n; ++o) {
+        D *d = dst + (a * n + o) * inner;
+        const Range &q = r[size_t(o)];
+        std::fill(d, d + inner, isMax ? D(-INFINITY) : D(0));
+        for (int64_t t = 0; t < q.count; ++t) {
+          const S *s = src + (a * in + q.first + t * q.step) * inner;
+          if (isMax)
+            for (int64_t c = 0; c < inner; ++c)
+              d[c] = (s[c] > d[c] || s[c] != s[c]) ? D(s[c]) : d[c];
+          else
+            for (int64_t c = 0; c < inner; ++c)
+              d[c] += D(s[c]);
+        }
+      }
+  }
+
+  /// Max and average pooling (adaptive too, without indices) one dim at a
+  /// time, W, H, then D: a box's maximum or sum is that of its rows' ones.
+  /// Sums run in double, as the direct form; each output is divided once.
+  void runSeparable(const float *x, float *y, void *workspace) const {
+    const PoolDims &g = g_;
+    const bool isMax = kind_ == PoolKind::Max || kind_ == PoolKind::AdaptiveMax;
+    const int64_t inPlane = g.in[0] * g.in[1] * g.in[2], outPlane = g.out[0] * g.out[1] * g.out[2];
+    const int64_t n1 = g.in[0] * g.in[1] * g.out[2];
+    std::vector<Range> ranges[3];
+    for (int i = 0; i < 3; ++i)
+      for (int64_t o = 0; o < g.out[i]; ++o)
+        ranges[i].push_back(range(i, o));
+    parallelForScratch(g.planes, g.planes * outPlane > 4096, scratch_, workspace,
+                       [&](int64_t plane, float *scratch) {
+      const float *src = x + plane * inPlane;
+      float *dst = y + plane * outPlane;
+      if (isMax) {
+        float *t1 = scratch, *t2 = scratch + n1;
+        pass(src, t1, g.in[0] * g.in[1], g.in[2], ranges[2], 1, true);
+        pass(t1, t2, g.in[0], g.in[1], ranges[1], g.out[2], true);
+        pass(t2, dst, 1, g.in[0], ranges[0], g.out[1] * g.out[2], true);
+        return;
+      }
+      double *t1 = reinterpret_cast<double *>(scratch), *t2 = t1 + n1;
+      pass(src, t1, g.in[0] * g.in[1], g.in[2], ranges[2], 1, false);
+      pass(t1, t2, g.in[0], g.in[1], ranges[1], g.out[2], false);
+      // The D pass one output slice at a time into t1 (free again), each
+      // sum then divided by its window's product of per-dim counts.
+      for (int64_t oa = 0; oa < g.out[0]; ++oa) {
+        const Range &ra = ranges[0][size_t(oa)];
+        pass(t2, t1, 1, g.in[0], std::vector<Range>{ra}, g.out[1] * g.out[2], false);
+        for (int64_t ob = 0; ob < g.out[1]; ++ob) {
+          const Range &rb = ranges[1][size_t(ob)];
+          for (int64_t oc = 0; oc < g.out[2]; ++oc) {
+            const Range &rc = ranges[2][size_t(oc)];
+            int64_t inside = ra.count * rb.count * rc.count;
+            int64_t div = kind_ == PoolKind::AdaptiveAvg ? inside
+                          : divisor_ > 0                 ? divisor_
+                          : includePad_                  ? ra.padded * rb.padded * rc.padded
+                                                         : inside;
+            double sum = t1[ob * g.out[2] + oc];
+            dst[(oa * g.out[1] + ob) * g.out[2] + oc] = div > 0 ? float(sum / double(div)) : 0.f;
+          }
+        }
+      }
+    });
+  }
   Range range(int i, int64_t o) const {
     const PoolDims &g = g_;
     if (kind_ == PoolKind::AdaptiveMax || kind_ == PoolKind::AdaptiveAvg) {
@@ -134,6 +230,8 @@ private:
   bool includePad_;
   int64_t divisor_;
   double norm_;
+  bool separable_ = false; ///< runSeparable applies
+  ThreadScratch scratch_;
 };
 
 /// The number of spatial dims of an op, from its name.
@@ -189,7 +287,8 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePoolNd(const CallNode &c,
   if (kind == PoolKind::Lp && !(norm != 0))
     return kernelError(c, "norm_type must not be 0");
   return std::unique_ptr<OpKernel>(
-      new PoolNdKernel(kind, g, c.attrs().getBool("count_include_pad", true), divisor, norm));
+      new PoolNdKernel(kind, g, c.attrs().getBool("count_include_pad", true), divisor, norm,
+                       indices));
 }
 
 KC_REGISTER_KERNEL_DTYPES(maxpool3d, "nn.MaxPool3d", makePoolNd, (DTypeSet{DType::F32}),
