@@ -325,6 +325,10 @@ for name, mod, inp, ty in [
     ("conv3d", lambda: nn.Conv3d(4, 3, 3), C3, "nn.Conv3d"),
     ("conv3d_attrs", lambda: nn.Conv3d(4, 6, (2, 3, 2), stride=(1, 2, 2), padding=(1, 0, 2),
                                dilation=(2, 1, 1), groups=2, bias=False), C3, "nn.Conv3d"),
+    # One group, no depth dilation: as 2-d convolutions per output slice
+    # (depth stride and padding, a dilated and a strided plane dim, batch 2).
+    ("conv3d_sliced", lambda: nn.Conv3d(4, 6, (3, 3, 2), stride=(2, 1, 2), padding=(1, 1, 0),
+                                dilation=(1, 2, 1)), f32(2, 4, 5, 6, 7), "nn.Conv3d"),
     ("conv3d_replicate", lambda: nn.Conv3d(4, 2, 3, padding=1, padding_mode="replicate"), C3,
      "nn.Conv3d"),
     ("conv3d_circular", lambda: nn.Conv3d(4, 2, 2, padding=(1, 2, 1), padding_mode="circular"), C3,

@@ -85,9 +85,19 @@ private:
           const Range &q = r[size_t(o)];
           const S *s = row + q.first;
           D m = isMax ? D(-INFINITY) : D(0);
-          for (int64_t t = 0; t < q.count; ++t, s += q.step)
-            m = isMax ? ((*s > m || *s != *s) ? D(*s) : m) : m + D(*s);
-          d[o] = m;
+          if (isMax) { // without a branch on the data: NaN is noted, then wins
+            bool nan = false;
+            for (int64_t t = 0; t < q.count; ++t, s += q.step) {
+              D v = D(*s);
+              nan |= v != v;
+              m = m < v ? v : m;
+            }
+            d[o] = nan ? D(NAN) : m;
+          } else {
+            for (int64_t t = 0; t < q.count; ++t, s += q.step)
+              m += D(*s);
+            d[o] = m;
+          }
         }
       }
       return;

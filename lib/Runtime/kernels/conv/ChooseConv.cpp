@@ -154,6 +154,21 @@ std::optional<BandPlan> chooseBands(const ConvGeometry &p, const ConvGeometry &d
   return plan;
 }
 
+std::unique_ptr<OpKernel> makePlanarKernel(const ConvGeometry &g, ConvWeights w) {
+  const char *algo = std::getenv("KC_CONV_ALGO");
+  ConvContext ctx{omp_get_max_threads(), uk::microKernels(),
+                  !(algo && std::string(algo) == "im2col")};
+  ConvChoice c = chooseConv(g, ctx);
+  switch (c.algo) {
+  case ConvAlgo::Winograd: return makeWinogradConv(g, std::move(w));
+  case ConvAlgo::Depthwise: return makeDepthwiseConv(g, c, std::move(w));
+  case ConvAlgo::PanelGemm: return makePanelConv(g, std::move(w));
+  case ConvAlgo::StripGemm: return makeStripConv(g, c, std::move(w));
+  case ConvAlgo::Im2colBlas: break;
+  }
+  return makeBlasConv(g, c, std::move(w));
+}
+
 namespace {
 
 /// A convolution call's geometry and weights.
@@ -173,20 +188,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePlanarConv(const CallNode &call) {
   auto conv = readConv(call, false);
   if (!conv)
     return conv.takeError();
-  ConvGeometry *g = &conv->first;
-  ConvWeights *w = &conv->second;
-  const char *algo = std::getenv("KC_CONV_ALGO");
-  ConvContext ctx{omp_get_max_threads(), uk::microKernels(),
-                  !(algo && std::string(algo) == "im2col")};
-  ConvChoice c = chooseConv(*g, ctx);
-  switch (c.algo) {
-  case ConvAlgo::Winograd: return makeWinogradConv(*g, std::move(*w));
-  case ConvAlgo::Depthwise: return makeDepthwiseConv(*g, c, std::move(*w));
-  case ConvAlgo::PanelGemm: return makePanelConv(*g, std::move(*w));
-  case ConvAlgo::StripGemm: return makeStripConv(*g, c, std::move(*w));
-  case ConvAlgo::Im2colBlas: return makeBlasConv(*g, c, std::move(*w));
-  }
-  return kernelError(call, "no convolution algorithm");
+  return makePlanarKernel(conv->first, std::move(conv->second));
 }
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &call,

@@ -76,6 +76,17 @@ std::unique_ptr<OpKernel> makeWinogradConv(const ConvGeometry &g, ConvWeights w)
 std::unique_ptr<OpKernel> makeBlasConv(const ConvGeometry &g, const ConvChoice &c, ConvWeights w);
 std::unique_ptr<OpKernel> makeTransposedConv(const ConvGeometry &g, ConvWeights w);
 
+/// ChooseConv.cpp: the planar kernel chooseConv picks for `g`.
+std::unique_ptr<OpKernel> makePlanarKernel(const ConvGeometry &g, ConvWeights w);
+
+/// SlicedConv3d.cpp: a 3-d convolution (one group, dilation 1 along depth)
+/// as one 2-d convolution per output slice over kD*C input channels.
+struct SlicedConv3d {
+  int64_t N, C, D, H, W, OC, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, DH, DW;
+};
+std::unique_ptr<OpKernel> makeSlicedConv3d(const SlicedConv3d &s, const Tensor &weight,
+                                           Tensor bias);
+
 // Calls the planar algorithms above do not take, read from the call itself.
 
 /// NdConv.cpp: im2col and sgemm over 1 to 3 spatial dims (and its

@@ -8,7 +8,9 @@
 // input directly); a transposed one is an sgemm with the transposed
 // weights, giving each input position's contribution to a window, and a
 // col2im that adds them up. Rows of the patch matrix along the last dim
-// are contiguous copies when the stride there is 1.
+// are contiguous copies when the stride there is 1. Ungrouped 3-d
+// convolutions without depth dilation run as 2-d ones per output slice
+// instead (SlicedConv3d.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "../Operands.h"
@@ -264,6 +266,12 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
                                 " elements");
   } else if (w.bias.raw() && w.bias.numel() != g.OC) {
     return kernelError(c, "bias does not have " + llvm::Twine(g.OC) + " elements");
+  }
+  if (n == 3 && !transposed && !functional && g.G == 1 && g.d[0] == 1) {
+    SlicedConv3d sc{g.N,    g.C,    g.in[0], g.in[1], g.in[2], g.OC,   g.out[0],
+                    g.out[1], g.out[2], g.k[0], g.k[1], g.k[2], g.s[0], g.s[1],
+                    g.s[2], g.p[0], g.p[1], g.p[2], g.d[1], g.d[2]};
+    return makeSlicedConv3d(sc, w.weight, std::move(w.bias));
   }
   return std::unique_ptr<OpKernel>(new NdConvKernel(g, transposed, std::move(w)));
 }
