@@ -7,11 +7,13 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <new>
 #include <set>
+#include <utility>
 #include <unistd.h>
 
 namespace kc::rt {
@@ -175,6 +177,12 @@ llvm::Error Plan::plan() {
       space.release(offsets[v], sizeOf(v));
   }
   arenaBytes = space.highWater();
+  writtenInPlace.assign(schedule.outputs.size(), false);
+  for (size_t i = 0; i < schedule.outputs.size(); ++i) {
+    unsigned v = schedule.outputs[i];
+    writtenInPlace[i] = values[v].kind == ScheduleValue::Arena && defStep[v] >= 0 &&
+                        std::count(schedule.outputs.begin(), schedule.outputs.end(), v) == 1;
+  }
   if (auto e = checkMemory(defStep))
     return e;
   // The first run's state, and its memory, so that a model that does not
@@ -298,6 +306,13 @@ llvm::Expected<std::vector<Tensor>> Plan::runOn(RunState &R, llvm::ArrayRef<Tens
   for (size_t v = 0; v < S.values.size(); ++v)
     if (S.values[v].kind == ScheduleValue::Input)
       R.bound[v] = inputs[S.values[v].input];
+  // Outputs written where the caller gets them: heap memory malloc hands
+  // back run after run (a copy out of the arena cost a pass over them).
+  for (size_t i = 0; i < S.outputs.size(); ++i)
+    if (writtenInPlace[i]) {
+      const ScheduleValue &sv = S.values[S.outputs[i]];
+      R.bound[S.outputs[i]] = Tensor::uninitialized(sv.dtype, sv.shape);
+    }
   // Aliases take their root's bytes with their own shape.
   for (size_t v = 0; v < S.values.size(); ++v)
     if (S.values[v].kind == ScheduleValue::Alias) {
@@ -338,8 +353,10 @@ llvm::Expected<std::vector<Tensor>> Plan::runOn(RunState &R, llvm::ArrayRef<Tens
   }
   ++R.runs;
   std::vector<Tensor> result;
-  for (unsigned v : S.outputs) {
-    Tensor t = Tensor::copyOf(R.bound[v]);
+  for (size_t i = 0; i < S.outputs.size(); ++i) {
+    unsigned v = S.outputs[i];
+    // Handed over; the next run binds a new tensor.
+    Tensor t = writtenInPlace[i] ? std::exchange(R.bound[v], Tensor()) : Tensor::copyOf(R.bound[v]);
     if (opts.checkNan && hasNan(t))
       return error("NaN in model output " + llvm::Twine(result.size()));
     result.push_back(std::move(t));

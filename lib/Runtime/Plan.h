@@ -31,6 +31,10 @@ struct Plan {
   int threads = 1; ///< the most threads kernels' scratch is sized for
   /// The outputs an f16 model gives in f16, computed in f32 (WidenHalf.h).
   std::vector<bool> halfOutputs;
+  /// Per entry of schedule.outputs: its step writes it straight into the
+  /// tensor the run returns (an arena value, listed once), rather than into
+  /// the arena and copied.
+  std::vector<bool> writtenInPlace;
 
   /// What a run writes: one tensor per value (bound to the arena it holds
   /// during the run), the time of each step. Each concurrent run has its

@@ -88,6 +88,16 @@ Tensor Tensor::copyOf(const Tensor &t) {
   return view(t.dtype(), t.shape(), p.get(), p);
 }
 
+Tensor Tensor::uninitialized(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_.assign(shape.begin(), shape.end());
+  size_t rounded = 0;
+  t.owner_ = heapAlloc(t.nbytes(), &rounded);
+  t.data_ = t.owner_.get();
+  return t;
+}
+
 Tensor Tensor::empty(DType dtype, llvm::ArrayRef<int64_t> shape) {
   Tensor t;
   t.dtype_ = dtype;

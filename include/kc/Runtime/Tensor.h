@@ -36,6 +36,9 @@ public:
   /// A tensor owning a copy of `t`'s bytes, in 64-byte aligned heap memory
   /// that later copies of the same size reuse (a run's outputs).
   static Tensor copyOf(const Tensor &t);
+  /// New 64-byte aligned heap storage, not initialized, that later tensors
+  /// of the same size reuse (a run's outputs, written by their step).
+  static Tensor uninitialized(DType dtype, llvm::ArrayRef<int64_t> shape);
   /// Wraps `data` (kept alive by `owner`, which may be null when the caller
   /// guarantees the lifetime).
   static Tensor view(DType dtype, llvm::ArrayRef<int64_t> shape, void *data,
