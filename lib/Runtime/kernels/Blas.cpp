@@ -14,6 +14,20 @@ void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alph
                 transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(K), alpha, a, int(lda), b,
                 int(ldb), beta, c, int(ldc));
   };
+  // A single row or column is a matrix-vector product: OpenBLAS's sgemm
+  // would pack the whole other factor on every call (a recurrent layer's
+  // 1 MB hidden weight once per time step).
+  if (M == 1 && N > 1 && K > 1) {
+    cblas_sgemv(CblasRowMajor, transB ? CblasNoTrans : CblasTrans, int(transB ? N : K),
+                int(transB ? K : N), alpha, B, int(ldb), A, transA ? int(lda) : 1, beta, C, 1);
+    return;
+  }
+  if (N == 1 && M > 1 && K > 1) {
+    cblas_sgemv(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, int(transA ? K : M),
+                int(transA ? M : K), alpha, A, int(lda), B, transB ? 1 : int(ldb), beta, C,
+                int(ldc));
+    return;
+  }
   int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   if (threads <= 1 || 2.0 * double(M) * double(N) * double(K) < 4e6) {
     call(M, N, A, B, C);
