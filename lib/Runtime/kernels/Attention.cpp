@@ -11,7 +11,7 @@
 #include "Blas.h"
 #include "CallInfo.h"
 #include "Epilogue.h"
-#include "PackedGemm.h"
+#include "PackedProjection.h"
 #include "PreparedWeight.h"
 
 #include <cblas.h>
@@ -26,8 +26,17 @@ public:
             int numInputs, bool needWeights, Tensor wq, Tensor wk, Tensor wv, Tensor bin, Tensor wo,
             Tensor bo)
       : B_(B), L_(L), S_(S), E_(E), H_(heads), batchFirst_(batchFirst), numInputs_(numInputs),
-        needWeights_(needWeights), wq_(std::move(wq)), wk_(std::move(wk)), wv_(std::move(wv)),
-        bin_(std::move(bin)), wo_(std::move(wo)), bo_(std::move(bo)) {}
+        needWeights_(needWeights), bin_(std::move(bin)) {
+    // The bias views keep bin_ alive through this kernel.
+    auto biasOf = [&](int i) {
+      return bin_.numel() ? Tensor::view(DType::F32, {E_}, bin_.data<float>() + i * E_)
+                          : Tensor();
+    };
+    proj_[0] = PackedProjection(std::move(wq), biasOf(0));
+    proj_[1] = PackedProjection(std::move(wk), biasOf(1));
+    proj_[2] = PackedProjection(std::move(wv), biasOf(2));
+    proj_[3] = PackedProjection(std::move(wo), std::move(bo));
+  }
 
   /// Q, K, V, O, the scores, a head of K transposed, then the rows of a
   /// projection's input as strips for the panel kernel.
@@ -47,7 +56,6 @@ public:
     float *strips = ws + (2 * L_ * E_ + 2 * S_ * E_ + L_ * S_ + 3 * std::max(L_, S_) * E_);
     int64_t d = E_ / H_;
     float scale = 1.f / std::sqrt(float(d));
-    const float *bq = bin_.numel() ? bin_.data<float>() : nullptr;
     float *y = out[0]->data<float>();
     float *attnW = needWeights_ ? out[1]->data<float>() : nullptr;
     if (attnW)
@@ -60,9 +68,9 @@ public:
       const float *qb = batchFirst_ ? q + b * L_ * E_ : rows(q);
       const float *kb = batchFirst_ ? k + b * S_ * E_ : rows(k);
       const float *vb = batchFirst_ ? v + b * S_ * E_ : rows(v);
-      project(qb, ld, L_, 0, bq, Q, E_, strips);
-      project(kb, ld, S_, 1, bq ? bq + E_ : nullptr, K, E_, strips);
-      project(vb, ld, S_, 2, bq ? bq + 2 * E_ : nullptr, V, E_, strips);
+      proj_[0].apply(qb, ld, L_, Q, E_, strips);
+      proj_[1].apply(kb, ld, S_, K, E_, strips);
+      proj_[2].apply(vb, ld, S_, V, E_, strips);
       bool small = L_ * S_ * d <= kSmallHead;
       for (int64_t h = 0; h < H_; ++h) {
         if (small)
@@ -80,7 +88,7 @@ public:
       }
       // Output projection, written straight into the result's rows.
       float *yb = batchFirst_ ? y + b * L_ * E_ : y + b * E_;
-      project(O, E_, L_, 3, bo_.numel() ? bo_.data<float>() : nullptr, yb, ld, strips);
+      proj_[3].apply(O, E_, L_, yb, ld, strips);
     }
   }
 
@@ -90,31 +98,7 @@ private:
   /// 16-token, 16-wide head.
   static constexpr int64_t kSmallHead = 16384;
 
-  size_t projectionScratch() const {
-    int64_t rows = std::max(L_, S_);
-    return rows <= kPackedRowsMax ? packedColumnsScratch(E_, rows) : 0;
-  }
-
-  /// out (rows × E, leading dimension ldo) = x Wᵀ + bias for projection
-  /// `which` (0-2: query, key, value; 3: output).
-  void project(const float *x, int64_t ld, int64_t rows, int which, const float *bias, float *out,
-               int64_t ldo, float *strips) const {
-    const Tensor &w = which == 0 ? wq_ : which == 1 ? wk_ : which == 2 ? wv_ : wo_;
-    if (rows <= kPackedRowsMax) {
-      const Tensor &p = packed_[which].get([&](const Tensor &) {
-        Tensor panels = Tensor::empty(DType::F32, {int64_t(packedSize(E_, E_))});
-        packRows(w.data<float>(), E_, E_, E_, panels.data<float>());
-        return panels;
-      });
-      gemmPackedRows(p.data<float>(), E_, E_, x, ld, rows, out, ldo, strips);
-    } else {
-      sgemm(false, true, int(rows), int(E_), int(E_), 1.f, x, int(ld), w.data<float>(), int(E_),
-            0.f, out, int(ldo));
-    }
-    if (bias)
-      for (int64_t i = 0; i < rows; ++i)
-        rowBiasActivation(out + i * ldo, E_, bias, Act::None, 0.f);
-  }
+  size_t projectionScratch() const { return proj_[0].scratchFloats(std::max(L_, S_)); }
 
   /// P (L × S) = scale · Q Kᵀ for one head (d columns of Q and K, rows E
   /// apart), with K's head copied transposed into kt (d × S) so that the
@@ -153,8 +137,8 @@ private:
   bool batchFirst_;
   int numInputs_;
   bool needWeights_;
-  Tensor wq_, wk_, wv_, bin_, wo_, bo_;
-  PreparedWeight packed_[4]; ///< wq_, wk_, wv_, wo_ in panels
+  Tensor bin_;
+  PackedProjection proj_[4]; ///< query, key, value, output
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c,

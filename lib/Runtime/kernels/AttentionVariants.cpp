@@ -7,13 +7,14 @@
 // (True: -inf), 2-d or per head, a key_padding_mask, and unbatched (L, E)
 // inputs. As PyTorch: the appended keys get a mask of 0, the attention
 // weights (when the model uses them) are averaged over the heads. Per
-// batch entry: three projection sgemms, per head two sgemms on strided
-// head slices, and the output projection.
+// batch entry: three projections (PackedProjection.h), per head two sgemms
+// on strided head slices, and the output projection.
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionVariants.h"
 #include "Blas.h"
 #include "Operands.h"
+#include "PackedProjection.h"
 
 #include <cstring>
 
@@ -55,26 +56,35 @@ public:
     Tensor wq, wk, wv, bin, wo, bo, biasK, biasV;
   };
   MhaVariantKernel(MhaShape s, Operands o, Weights w, bool needWeights)
-      : s_(s), o_(o), w_(std::move(w)), needWeights_(needWeights) {}
+      : s_(s), o_(o), w_(std::move(w)), needWeights_(needWeights) {
+    const int64_t E = s.E;
+    auto biasOf = [&](int i) {
+      return w_.bin.raw() ? Tensor::view(DType::F32, {E}, w_.bin.data<float>() + i * E) : Tensor();
+    };
+    proj_[0] = PackedProjection(w_.wq, biasOf(0));
+    proj_[1] = PackedProjection(w_.wk, biasOf(1));
+    proj_[2] = PackedProjection(w_.wv, biasOf(2));
+    proj_[3] = PackedProjection(w_.wo, w_.bo);
+  }
 
+  /// Q, K, V, O, the scores, then a projection's input rows as strips.
   size_t workspaceBytes() const override {
     const MhaShape &s = s_;
     int64_t S2 = s.S + s.extra;
-    return size_t(2 * s.L * s.E + 2 * S2 * s.E + s.L * S2) * sizeof(float);
+    return (size_t(2 * s.L * s.E + 2 * S2 * s.E + s.L * S2) + stripsFloats()) * sizeof(float);
   }
 
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const MhaShape &s = s_;
     const int64_t E = s.E, d = E / s.H, S2 = s.S + s.extra;
     float *Q = static_cast<float *>(ctx.workspace), *K = Q + s.L * E, *V = K + S2 * E,
-          *O = V + S2 * E, *P = O + s.L * E;
+          *O = V + S2 * E, *P = O + s.L * E, *strips = P + s.L * S2;
     const float *q = in[o_.query]->data<float>(), *k = in[o_.key]->data<float>(),
                 *v = in[o_.value]->data<float>();
     float *y = out[0]->data<float>();
     float *attnW = needWeights_ ? out[1]->data<float>() : nullptr;
     if (attnW)
       std::memset(attnW, 0, out[1]->nbytes());
-    const float *bin = w_.bin.raw() ? w_.bin.data<float>() : nullptr;
     const float scale = 1.f / std::sqrt(float(d));
     for (int64_t n = 0; n < s.N; ++n) {
       // Rows of batch entry n: contiguous when batch first, N apart else.
@@ -82,9 +92,9 @@ public:
         return s.batchFirst ? base + n * len * width : base + n * width;
       };
       auto ld = [&](int64_t width) { return s.batchFirst || s.unbatched ? width : s.N * width; };
-      project(rows(q, s.L, E), ld(E), s.L, E, w_.wq, bin, Q);
-      project(rows(k, s.S, s.kdim), ld(s.kdim), s.S, s.kdim, w_.wk, bin ? bin + E : nullptr, K);
-      project(rows(v, s.S, s.vdim), ld(s.vdim), s.S, s.vdim, w_.wv, bin ? bin + 2 * E : nullptr, V);
+      proj_[0].apply(rows(q, s.L, E), ld(E), s.L, Q, E, strips);
+      proj_[1].apply(rows(k, s.S, s.kdim), ld(s.kdim), s.S, K, E, strips);
+      proj_[2].apply(rows(v, s.S, s.vdim), ld(s.vdim), s.S, V, E, strips);
       int64_t S = s.S;
       if (w_.biasK.raw()) {
         std::memcpy(K + S * E, w_.biasK.data<float>(), size_t(E) * sizeof(float));
@@ -103,23 +113,14 @@ public:
         sgemm(false, false, s.L, d, S2, 1.f, P, S2, V + h * d, E, 0.f, O + h * d, E);
       }
       float *yn = s.batchFirst ? y + n * s.L * E : y + n * E;
-      sgemm(false, true, s.L, E, E, 1.f, O, E, w_.wo.data<float>(), E, 0.f, yn, ld(E));
-      if (w_.bo.raw())
-        for (int64_t i = 0; i < s.L; ++i)
-          for (int64_t j = 0; j < E; ++j)
-            yn[i * ld(E) + j] += w_.bo.data<float>()[j];
+      proj_[3].apply(O, E, s.L, yn, ld(E), strips);
     }
   }
 
 private:
-  /// out (rows × E) = x Wᵀ + bias, x's rows `ld` apart.
-  void project(const float *x, int64_t ld, int64_t rows, int64_t width, const Tensor &w,
-               const float *bias, float *out) const {
-    sgemm(false, true, rows, s_.E, width, 1.f, x, ld, w.data<float>(), width, 0.f, out, s_.E);
-    if (bias)
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < s_.E; ++j)
-          out[i * s_.E + j] += bias[j];
+  size_t stripsFloats() const {
+    return std::max({proj_[0].scratchFloats(s_.L), proj_[1].scratchFloats(s_.S),
+                     proj_[2].scratchFloats(s_.S), proj_[3].scratchFloats(s_.L)});
   }
 
   /// Adds attn_mask and key_padding_mask to the scores of (n, h); the
@@ -153,6 +154,7 @@ private:
   Operands o_;
   Weights w_;
   bool needWeights_;
+  PackedProjection proj_[4]; ///< query, key, value, output
 };
 
 } // namespace
