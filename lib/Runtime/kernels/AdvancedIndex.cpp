@@ -42,30 +42,45 @@ public:
     }
     auto *x = static_cast<const uint8_t *>(in[0]->raw());
     auto *y = static_cast<uint8_t *>(out[0]->raw());
-    size_t row = size_t(inner_) * esize_;
-    int64_t rows = 1;
-    for (int64_t d : outDims_)
-      rows *= d;
-    parallelFor(rows, rows * inner_ > 65536, [&](int64_t r) {
-      // The coordinates of row r over the result's indexed part.
+    const size_t row = size_t(inner_) * esize_;
+    // The last axis of the indexed part is walked in a loop of its own:
+    // along it only its own term of the offset changes.
+    const size_t A = axes_.size();
+    const int64_t last = outDims_.back(), lines = numElements(outDims_) / std::max<int64_t>(last, 1);
+    const OutAxis &la = axes_.back();
+    parallelFor(lines, lines * last * inner_ > 65536, [&](int64_t r) {
       int64_t rem = r, off = 0;
-      int64_t coord[16];
-      for (size_t a = axes_.size(); a-- > 0;)
-        coord[a] = rem % outDims_[a], rem /= outDims_[a];
       int64_t bpos[16] = {0};
-      for (size_t a = 0; a < axes_.size(); ++a)
+      for (size_t a = A - 1; a-- > 0;) {
+        int64_t c = rem % outDims_[a];
+        rem /= outDims_[a];
         if (axes_[a].broadcast)
-          bpos[axes_[a].dim] = coord[a];
+          bpos[axes_[a].dim] = c;
         else
-          off += coord[a] * inStride_[axes_[a].dim];
-      for (size_t j = 0; j < idx_.size(); ++j) {
-        int64_t k = 0;
-        for (size_t b = 0; b < bShape_.size(); ++b)
-          k += bpos[b] * idx_[j].bstride[b];
-        int64_t v = in[1 + j]->data<int64_t>()[k], n = inShape_[idx_[j].dim];
-        off += (v < 0 ? v + n : v) * inStride_[idx_[j].dim];
+          off += c * inStride_[axes_[a].dim];
       }
-      std::memcpy(y + r * row, x + off * esize_, row);
+      // Each index tensor's element at position 0 of the last axis, and
+      // its step along it.
+      int64_t k0[16], kstep[16];
+      for (size_t j = 0; j < idx_.size(); ++j) {
+        k0[j] = 0;
+        for (size_t b = 0; b < bShape_.size(); ++b)
+          k0[j] += bpos[b] * idx_[j].bstride[b];
+        kstep[j] = la.broadcast ? idx_[j].bstride[size_t(la.dim)] : 0;
+      }
+      const int64_t sliceStep = la.broadcast ? 0 : inStride_[la.dim];
+      uint8_t *dst = y + r * last * row;
+      for (int64_t i = 0; i < last; ++i) {
+        int64_t at = off + i * sliceStep;
+        for (size_t j = 0; j < idx_.size(); ++j) {
+          int64_t v = in[1 + j]->data<int64_t>()[k0[j] + i * kstep[j]], n = inShape_[idx_[j].dim];
+          at += (v < 0 ? v + n : v) * inStride_[idx_[j].dim];
+        }
+        if (row == 4)
+          std::memcpy(dst + i * 4, x + at * 4, 4);
+        else
+          std::memcpy(dst + size_t(i) * row, x + at * int64_t(esize_), row);
+      }
     });
   }
 
