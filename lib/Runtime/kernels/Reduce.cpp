@@ -24,11 +24,24 @@ public:
       else
         kShape_.push_back(shape_[i]), kStride_.push_back(strides[i]);
     }
+    inOrder_ = (k_ == ReduceKind::Sum || k_ == ReduceKind::Mean) && !shape_.empty();
+    // Each input dim's step in the output (0 along a reduced dim).
+    outStep_.assign(shape_.size(), 0);
+    for (size_t i = shape_.size(), st = 1; i-- > 0;)
+      if (!reduced_[i])
+        outStep_[i] = int64_t(st), st *= size_t(shape_[i]);
   }
-  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
+
+  size_t workspaceBytes() const override {
+    return inOrder_ ? size_t(numElements(kShape_)) * sizeof(double) : 0;
+  }
+
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     int64_t nOut = numElements(kShape_), nRed = numElements(rShape_);
+    if (inOrder_)
+      return runInOrder(x, y, static_cast<double *>(ctx.workspace), nOut, nRed);
     parallelFor(nOut, nOut * nRed > 65536, [&](int64_t o) {
       int64_t base = offset(o, kShape_, kStride_);
       double acc = k_ == ReduceKind::Prod  ? 1.0
@@ -58,6 +71,42 @@ public:
   }
 
 private:
+  /// Sums in the input's order, row by row of its last dim, into one
+  /// double per output: a reduced last dim sums each row into one output,
+  /// a kept one adds the row to a row of outputs (vectorizable). The
+  /// direct form decoded every reduced element's offset (a mean over
+  /// dims 0, 2, 3 of 1x64x56x28: 0.65 ms).
+  void runInOrder(const float *x, float *y, double *acc, int64_t nOut, int64_t nRed) const {
+    std::fill(acc, acc + nOut, 0.0);
+    const size_t r = shape_.size();
+    const int64_t W = shape_.back(), rows = W ? numElements(shape_) / W : 0;
+    const bool lastReduced = reduced_.back();
+    std::vector<int64_t> coord(r, 0);
+    int64_t o = 0;
+    for (int64_t row = 0; row < rows; ++row) {
+      const float *xr = x + row * W;
+      if (lastReduced) {
+        double s = 0;
+        for (int64_t j = 0; j < W; ++j)
+          s += xr[j];
+        acc[o] += s;
+      } else {
+        double *a = acc + o;
+        for (int64_t j = 0; j < W; ++j)
+          a[j] += xr[j];
+      }
+      for (size_t d = r - 1; d-- > 0;) {
+        o += outStep_[d];
+        if (++coord[d] < shape_[d])
+          break;
+        o -= coord[d] * outStep_[d];
+        coord[d] = 0;
+      }
+    }
+    for (int64_t i = 0; i < nOut; ++i)
+      y[i] = float(k_ == ReduceKind::Mean ? acc[i] / double(nRed) : acc[i]);
+  }
+
   static int64_t offset(int64_t linear, const std::vector<int64_t> &shape,
                         const std::vector<int64_t> &stride) {
     int64_t off = 0;
@@ -71,6 +120,8 @@ private:
   std::vector<int64_t> shape_;
   std::vector<bool> reduced_;
   std::vector<int64_t> rShape_, rStride_, kShape_, kStride_;
+  std::vector<int64_t> outStep_;
+  bool inOrder_ = false; ///< runInOrder applies (sum, mean)
 };
 
 template <ReduceKind K>
