@@ -70,6 +70,11 @@ llvm::Expected<Type> advancedIndex(const CallNode &c) {
   auto items = c.numArgs() == 2 ? listExpressionItems(*c.arg(1)) : std::nullopt;
   if (!in)
     return Type();
+  // Constant indices pnnx writes into the call itself (x[:, [0, 2]] as
+  // `expr=[None,[0,2]]`): the type is the one the file declares; the
+  // interpreter refuses the form (AdvancedIndex.cpp).
+  if (c.numArgs() == 1 && c.attrs().has("expr"))
+    return Type();
   if (!items)
     return fail(c, "expects an input, then a list of index operands and Nones");
   if (items->size() > in->rank())

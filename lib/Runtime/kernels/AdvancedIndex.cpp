@@ -14,6 +14,7 @@
 #include "Parallel.h"
 
 #include "kc/IR/Rpn.h"
+#include "kc/Support/Quote.h"
 
 #include <cstring>
 
@@ -101,6 +102,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeIndex(const CallNode &c, const Ker
   for (size_t i = 0; i < c.numArgs(); ++i)
     if (c.keys()[i].role != ArgRole::Weight && listExpressionItems(*c.arg(i)))
       list = c.arg(i).get();
+  if (c.numArgs() == 1 && c.attrs().has("expr"))
+    return kernelError(c, "indices written into the call as constants (expr=" +
+                              clipInput(c.attrs().getString("expr", "")) +
+                              ") are not supported; only index operands");
   if (!list || c.numArgs() != 2 || list != c.arg(1).get())
     return kernelError(c, "expects an input, then a list of index operands and Nones");
   auto s = staticShape(c, c.arg(0)->type());
