@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Times kc against PyTorch (jit) and ncnn on the reference models and the zoo, in the same run.
 
-  scripts/bench.sh [--rounds 3] [--iters 30] [--warmup 3] [--models reference,zoo] [--threads 1,2]
+  scripts/bench.sh [--rounds 3] [--iters 30] [--warmup 3] [--models reference,zoo,ops] [--threads 1,2]
 
---models takes model names and two words: `reference`, the five reference models of
-../shared/models ($KC_MODELS_DIR), and `zoo`, every model of the zoo ($KC_ZOO_DIR, default
-../shared-zoo, made by scripts/zoo.py make); the default is both. For every
+--models takes model names and three words: `reference`, the five reference models of
+../shared/models ($KC_MODELS_DIR), `zoo`, every model of the zoo ($KC_ZOO_DIR, default
+../shared-zoo, made by scripts/zoo.py make), and `ops`, one model per operator family
+($KC_ZOO_DIR/ops, scripts/zoo.py make --set ops; scripts/op_models.py); the default is all three. For every
 (model, threads) pair and every round, kc-run -O --bench, ncnn_bench (fp32, same threads) and
 ../shared/bench/torch_bench.py --mode jit run back to back (interleaved, so drift in machine
 load hits all three); the reported figure is the median over rounds of each tool's median
@@ -35,8 +36,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--iters", type=int, default=30)
 ap.add_argument("--warmup", type=int, default=3, help="untimed runs before each tool's timed ones")
-ap.add_argument("--models", default="reference,zoo",
-                help="comma-separated names; 'reference' and 'zoo' stand for those sets")
+ap.add_argument("--models", default="reference,zoo,ops",
+                help="comma-separated names; 'reference', 'zoo' and 'ops' stand for those sets")
 ap.add_argument("--threads", default="1,2")
 ap.add_argument("--build", default=os.environ.get("KC_BUILD_DIR", os.path.join(root, "build")))
 ap.add_argument("--models-dir", default=os.environ.get("KC_MODELS_DIR", os.path.join(shared, "models")))
@@ -54,21 +55,32 @@ args = ap.parse_args()
 REFERENCE = ["resnet18", "mobilenet_v2", "yolo_small", "unet_small", "tiny_transformer"]
 
 
-def zoo_models():
-    if not os.path.isdir(args.zoo_dir):
+# The sets made by scripts/zoo.py: torchvision models, and one model per operator family.
+SETS = {"zoo": args.zoo_dir, "ops": os.path.join(args.zoo_dir, "ops")}
+
+
+def set_models(word):
+    d = SETS[word]
+    if not os.path.isdir(d):
         return []
-    return sorted(n for n in os.listdir(args.zoo_dir)
-                  if os.path.isfile(os.path.join(args.zoo_dir, n, "model.pnnx.param")))
+    return sorted(n for n in os.listdir(d) if os.path.isfile(os.path.join(d, n, "model.pnnx.param")))
+
+
+def set_dir(model):
+    """The folder of the set that holds `model`, or None for a reference model."""
+    for d in SETS.values():
+        if os.path.isfile(os.path.join(d, model, "model.pnnx.param")):
+            return d
+    return None
 
 
 def data_dir(model):
     """The folder with the model's .pnnx files, in*.npy and out*.npy."""
-    z = os.path.join(args.zoo_dir, model)
-    return z if os.path.isfile(os.path.join(z, "model.pnnx.param")) else os.path.join(args.models_dir, model)
+    return os.path.join(set_dir(model) or args.models_dir, model)
 
 
 def in_zoo(model):
-    return data_dir(model).startswith(os.path.normpath(args.zoo_dir) + os.sep)
+    return set_dir(model) is not None
 
 
 @functools.lru_cache(maxsize=None)
@@ -103,7 +115,7 @@ def run_torch(model, threads):
     common = ["--threads", str(threads), "--mode", "jit", "--iters", str(args.iters), "--warmup", str(args.warmup)]
     if in_zoo(model):
         cmd = ["/usr/bin/python3", os.path.join(root, "scripts", "zoo.py"), "torch-bench", model] + common + [
-            "--models-dir", args.zoo_dir]
+            "--models-dir", set_dir(model)]
     else:
         cmd = ["/usr/bin/python3", args.torch_bench, model] + common + ["--models-dir", args.models_dir]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -115,7 +127,7 @@ def run_torch(model, threads):
 
 
 def ncnn_dir(model):
-    return os.path.join(args.zoo_dir, "ncnn", model)
+    return os.path.join(set_dir(model) or args.zoo_dir, "ncnn", model)
 
 
 def run_ncnn(model, threads):
@@ -182,9 +194,10 @@ def fmt(v, digits=3):
 
 models = []
 for word in args.models.split(","):
-    models += REFERENCE if word == "reference" else zoo_models() if word == "zoo" else [word]
-    if word == "zoo" and not zoo_models():
-        print(f"bench: no zoo in {args.zoo_dir} (scripts/zoo.py make makes it)", file=sys.stderr)
+    models += REFERENCE if word == "reference" else set_models(word) if word in SETS else [word]
+    if word in SETS and not set_models(word):
+        print(f"bench: no {word} set in {SETS[word]} (scripts/zoo.py make"
+              f"{' --set ops' if word == 'ops' else ''} makes it)", file=sys.stderr)
 threads = [int(t) for t in args.threads.split(",")]
 have_ncnn = os.access(args.ncnn_bench, os.X_OK)
 if not have_ncnn:
@@ -222,7 +235,8 @@ def page(rounds):
         f"(1024³) measured by `kc-gemm-peak` in the same run: {peak.get(1, 0):.0f} GFLOP/s on 1 thread,",
         f"{peak.get(2, 0):.0f} on 2 (OpenBLAS's {blas_core} kernels).",
         "The models below the line are the zoo: torchvision models (`weights=None`) converted by the real",
-        "pnnx exactly as the reference models were (`scripts/zoo.py`).",
+        "pnnx exactly as the reference models were (`scripts/zoo.py`), and the `op_*` models, one per",
+        "operator family kc runs beyond the reference models (`scripts/op_models.py`).",
         "",
         f"Machine: {machine()}. kc's GEMM kernels: {isa}.",
         "",

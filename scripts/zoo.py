@@ -3,6 +3,8 @@
 
   scripts/zoo.py make [--only a,b]      convert the zoo into $KC_ZOO_DIR
   scripts/zoo.py make --set layers      single layers cut from the zoo, into $KC_ZOO_DIR/layers
+  scripts/zoo.py make --set ops         one model per operator family (scripts/op_models.py),
+                                        into $KC_ZOO_DIR/ops
   scripts/zoo.py reference-ncnn         ncnn files of the reference models (../shared/models)
   scripts/zoo.py list                   the zoo's names, one a line
   scripts/zoo.py torch-bench NAME ...   ../shared/bench/torch_bench.py on a zoo model
@@ -22,6 +24,12 @@ then holds, per model, what ../shared/models holds:
 squeeze-and-excitation block, at a shape the zoo has) the same way into <zoo>/layers/, with
 their ncnn files in <zoo>/layers/ncnn/: `KC_ZOO_DIR=<zoo>/layers scripts/bench.sh --models zoo
 --out layers.md` then times one kernel of kc against ncnn's.
+
+`--set ops` makes the models of scripts/op_models.py, one per operator family kc runs beyond
+the reference models (recurrent layers, einsum, sort and topk, masks, norms, pads, resampling,
+grid_sample, 3-d convolution and pooling, attention variants, ...), at sizes where the kernel
+takes the time: `KC_ZOO_DIR=<zoo>/ops scripts/bench.sh --models zoo --threads 1 --out ops.md`
+times each against PyTorch.
 
 `fixtures` makes, the same way, miniatures of three zoo architectures (a few channels, 48x48
 input, 10 classes; 95-155 KB each) into test/zoo/, which the project commits: they put the
@@ -45,6 +53,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+from op_models import OPS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(ROOT, "..", "shared")
@@ -168,12 +178,16 @@ def import_bench():
     for name, (build, shape, where) in LAYERS.items():
         build.__name__ = name
         models.REGISTRY[name] = models.ModelSpec(build, [shape], "layers", note=f"one layer, as in {where}")
+    for name, (module, shapes, family) in OPS.items():
+        models.REGISTRY[name] = models.ModelSpec(module, shapes, "ops", note=family)
     return gen, models
 
 
 def set_of(args):
     """(names, folder) of the set --set names."""
-    return (list(ZOO), zoo_dir()) if args.set == "zoo" else (list(LAYERS), os.path.join(zoo_dir(), "layers"))
+    if args.set == "zoo":
+        return list(ZOO), zoo_dir()
+    return list(LAYERS if args.set == "layers" else OPS), os.path.join(zoo_dir(), args.set)
 
 
 def make(args):
@@ -304,7 +318,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["make", "reference-ncnn", "list", "torch-bench", "fixtures"])
     ap.add_argument("--only", default="", help="comma-separated model names")
-    ap.add_argument("--set", choices=["zoo", "layers"], default="zoo", help="for make and list")
+    ap.add_argument("--set", choices=["zoo", "layers", "ops"], default="zoo", help="for make and list")
     ap.add_argument("--pnnx", default=None, help="pnnx executable (default $PNNX, else ../shared/tools/pnnx/pnnx)")
     ap.add_argument("--pnnx-commit", default="a4d2ea1d4422c9e849f166fd7a4aefb52f942f6a",
                     help="source commit of the pnnx binary, recorded in meta.json")

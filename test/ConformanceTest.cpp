@@ -206,7 +206,8 @@ TEST_CASE("conformance: every shared model matches PyTorch, with and without -O,
 }
 
 // The zoo (scripts/zoo.py): torchvision models converted by the real pnnx,
-// and single layers cut from them (<zoo>/layers), made outside the tree. A
+// single layers cut from them (<zoo>/layers) and one model per operator
+// family (<zoo>/ops, scripts/op_models.py), made outside the tree. A
 // model with an op kc has no kernel for is reported and passed over (kc
 // refuses it at compile time, naming the op: a coverage gap, not a wrong
 // answer); any other failure to run and every answer outside the tolerance
@@ -215,8 +216,10 @@ TEST_CASE("conformance: every shared model matches PyTorch, with and without -O,
 TEST_CASE("conformance: every zoo model present matches PyTorch, -O, default and 1 thread") {
   KC_SKIP_UNLESS_DIR(test::zooDir(), "KC_ZOO_DIR");
   std::vector<std::string> dirs = modelDirs(test::zooDir());
-  std::vector<std::string> layers = modelDirs(test::zooDir() + "/layers");
-  dirs.insert(dirs.end(), layers.begin(), layers.end());
+  for (const char *set : {"/layers", "/ops"}) {
+    std::vector<std::string> more = modelDirs(test::zooDir() + set);
+    dirs.insert(dirs.end(), more.begin(), more.end());
+  }
   if (dirs.empty()) {
     MESSAGE("skipped: no models in " << test::zooDir() << " (make them with scripts/zoo.py make)");
     return;
