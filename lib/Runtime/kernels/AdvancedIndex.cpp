@@ -63,7 +63,9 @@ public:
       // Each index tensor's element at position 0 of the last axis, and
       // its step along it.
       int64_t k0[16], kstep[16];
+      const int64_t *ip[16];
       for (size_t j = 0; j < idx_.size(); ++j) {
+        ip[j] = in[1 + j]->data<int64_t>();
         k0[j] = 0;
         for (size_t b = 0; b < bShape_.size(); ++b)
           k0[j] += bpos[b] * idx_[j].bstride[b];
@@ -71,10 +73,21 @@ public:
       }
       const int64_t sliceStep = la.broadcast ? 0 : inStride_[la.dim];
       uint8_t *dst = y + r * last * row;
+      if (idx_.size() == 1 && la.broadcast && row == 4) { // one index along the line: a gather
+        const int64_t n = inShape_[idx_[0].dim], st = inStride_[idx_[0].dim];
+        const int64_t *p = ip[0] + k0[0];
+        const float *src = reinterpret_cast<const float *>(x) + off;
+        float *d = reinterpret_cast<float *>(dst);
+        for (int64_t i = 0; i < last; ++i) {
+          int64_t v = p[i * kstep[0]];
+          d[i] = src[(v + (v < 0 ? n : 0)) * st];
+        }
+        return;
+      }
       for (int64_t i = 0; i < last; ++i) {
         int64_t at = off + i * sliceStep;
         for (size_t j = 0; j < idx_.size(); ++j) {
-          int64_t v = in[1 + j]->data<int64_t>()[k0[j] + i * kstep[j]], n = inShape_[idx_[j].dim];
+          int64_t v = ip[j][k0[j] + i * kstep[j]], n = inShape_[idx_[j].dim];
           at += (v < 0 ? v + n : v) * inStride_[idx_[j].dim];
         }
         if (row == 4)

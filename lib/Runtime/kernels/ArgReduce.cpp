@@ -38,6 +38,14 @@ public:
     const int64_t len = l_.len, inner = l_.inner;
     parallelFor(l_.outer, l_.outer * len * inner > 32768, [&](int64_t o) {
       const float *xs = x + o * len * inner;
+      if (inner == 1) { // a contiguous line: its extreme, then where it first is
+        int64_t at = firstExtreme(xs, len);
+        if (v)
+          v[o] = xs[at];
+        if (ix)
+          ix[o] = at;
+        return;
+      }
       for (int64_t i = 0; i < inner; ++i) {
         float best = xs[i];
         int64_t at = 0;
@@ -53,6 +61,35 @@ public:
   }
 
 private:
+  /// The index of the first NaN, else of the first maximum (minimum): the
+  /// extreme found in 8 lanes without a branch on the data, then searched
+  /// for (a value equal to it; -0 equals 0, as the direct scan's strict
+  /// comparison keeps the first of them).
+  static int64_t firstExtreme(const float *x, int64_t n) {
+    constexpr int64_t L = 8;
+    float lanes[L];
+    bool nan = false;
+    std::fill(lanes, lanes + L, x[0]);
+    int64_t j = 0;
+    for (; j + L <= n; j += L)
+      for (int64_t k = 0; k < L; ++k) {
+        float e = x[j + k];
+        nan |= e != e;
+        lanes[k] = IsMax ? (lanes[k] < e ? e : lanes[k]) : (e < lanes[k] ? e : lanes[k]);
+      }
+    float m = lanes[0];
+    for (int64_t k = 1; k < L; ++k)
+      m = IsMax ? (m < lanes[k] ? lanes[k] : m) : (lanes[k] < m ? lanes[k] : m);
+    for (; j < n; ++j) {
+      nan |= x[j] != x[j];
+      m = IsMax ? (m < x[j] ? x[j] : m) : (x[j] < m ? x[j] : m);
+    }
+    for (int64_t i = 0; i < n; ++i)
+      if (nan ? x[i] != x[i] : x[i] == m)
+        return i;
+    return 0;
+  }
+
   AxisLine l_;
   bool values_, indices_;
 };
@@ -196,6 +233,16 @@ public:
     const int64_t len = l_.len, inner = l_.inner;
     bool worthIt = l_.outer * len * inner > 32768;
     parallelForScratch(l_.outer, worthIt, scratch_, ctx.workspace, [&](int64_t o, float *s) {
+      if (inner == 1) { // a contiguous line, one running value
+        const float *xs = x + o * len;
+        float *ys = y + o * len;
+        double a = Sum ? 0.0 : 1.0;
+        for (int64_t j = 0; j < len; ++j) {
+          a = Sum ? a + xs[j] : a * xs[j];
+          ys[j] = float(a);
+        }
+        return;
+      }
       double *acc = reinterpret_cast<double *>(s);
       std::fill(acc, acc + inner, Sum ? 0.0 : 1.0);
       const float *xs = x + o * len * inner;

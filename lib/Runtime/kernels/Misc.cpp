@@ -179,6 +179,16 @@ public:
     int64_t n = in[0]->numel();
     const void *src = in[0]->raw();
     void *dst = out[0]->raw();
+    // The common pairs as loops of their own (the generic one switches on
+    // the result type per element): f32 <-> i64, f32 <-> i32.
+    if (from_ == DType::F32 && to_ == DType::I64)
+      return convert<float, int64_t>(src, dst, n);
+    if (from_ == DType::I64 && to_ == DType::F32)
+      return convert<int64_t, float>(src, dst, n);
+    if (from_ == DType::F32 && to_ == DType::I32)
+      return convert<float, int32_t>(src, dst, n);
+    if (from_ == DType::I32 && to_ == DType::F32)
+      return convert<int32_t, float>(src, dst, n);
     if (isFloating(from_)) {
       for (int64_t i = 0; i < n; ++i)
         store(dst, i,
@@ -192,6 +202,19 @@ public:
   }
 
 private:
+  template <class S, class D> static void convert(const void *src, void *dst, int64_t n) {
+    const S *s = static_cast<const S *>(src);
+    D *d = static_cast<D *>(dst);
+    for (int64_t i = 0; i < n; ++i)
+      d[i] = toResult<D>(s[i]);
+  }
+  template <class D, class S> static D toResult(S v) {
+    if constexpr (std::is_floating_point_v<D>)
+      return D(v);
+    else
+      return toInteger<D>(double(v));
+  }
+
   int64_t loadInteger(const void *p, int64_t i) const {
     switch (from_) {
     case DType::I64:
