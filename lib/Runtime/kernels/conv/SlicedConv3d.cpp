@@ -30,7 +30,7 @@ public:
 
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const SlicedConv3d &s = s_;
-    const int64_t HW = s.H * s.W, OHW = s.OH * s.OW, Dp = s.D + 2 * s.PD;
+    const int64_t HW = s.H * s.W, OHW = s.OH * s.OW;
     float *depthMajor = static_cast<float *>(ctx.workspace);
     float *slice = depthMajor + depthMajorFloats();
     ExecContext inner;
