@@ -185,6 +185,18 @@ class IndexScan(nn.Module):
         return F.group_norm(q, 8, w, 1.0 - w)
 
 
+class MathShapes(nn.Module):
+    """Elementwise math beyond the activations, a normalization, pixel shuffles, triangular
+    masks and created tensors."""
+
+    def forward(self, x):
+        y = F.normalize(x, dim=1)
+        y = torch.erf(y) + torch.lgamma(y.abs() + 1.0) * torch.atan(x)
+        y = F.pixel_unshuffle(F.pixel_shuffle(y, 2), 2)
+        t = torch.tril(torch.ones(56, 56)) * torch.arange(56).float()
+        return y * t + torch.full_like(y, 0.5)
+
+
 # name -> (module class, input shapes, the family it stands for)
 OPS = {
     "op_channel_shuffle": (ChannelShuffle, [(1, 128, 56, 56)], "nn.ChannelShuffle"),
@@ -205,6 +217,8 @@ OPS = {
                               "F.conv2d, F.linear, F.batch_norm with weight operands"),
     "op_index_scan": (IndexScan, [(1, 64, 56, 56)],
                       "Tensor.index, torch.cumsum, casts, F.group_norm with operands"),
+    "op_math_shapes": (MathShapes, [(1, 64, 56, 56)],
+                       "erf, lgamma, atan, F.normalize, pixel (un)shuffle, tril, ones, arange, full_like"),
     "op_attention_variant": (AttentionVariant, [(1, 128, 256), (1, 128, 128)],
                              "nn.MultiheadAttention with kdim/vdim, add_bias_kv, float mask"),
 }
