@@ -902,6 +902,10 @@ case("scatter_add", lambda: Fn(lambda x, i, s: torch.scatter_add(x, 0, i, s)),
 case("tensor_index", lambda: Fn(lambda x, i: x[i]), [f32(5, 3), i64(5, 4)], "Tensor.index")
 case("tensor_index_dim", lambda: Fn(lambda x, i: x[:, i]), [f32(2, 5, 3), i64(5, 4)],
      "Tensor.index")
+# A bool mask indexed, 4 one-byte elements after the index (a 4-byte row
+# that is not one float).
+case("tensor_index_bool", lambda: Fn(lambda x, i: (x > 0)[:, i]), [f32(2, 5, 4), i64(5, 3)],
+     "Tensor.index")
 case("tensor_index_apart", lambda: Fn(lambda x, i, j: x[:, i, :, j]),
      [f32(2, 4, 3, 5), lambda: torch.randint(-4, 4, (2, 3)), i64(5, 3)], "Tensor.index")
 case("tensor_index_adjacent", lambda: Fn(lambda x, i, j: x[:, i, j]),

@@ -73,7 +73,8 @@ public:
       }
       const int64_t sliceStep = la.broadcast ? 0 : inStride_[la.dim];
       uint8_t *dst = y + r * last * row;
-      if (idx_.size() == 1 && la.broadcast && row == 4) { // one index along the line: a gather
+      if (idx_.size() == 1 && la.broadcast && inner_ == 1 && esize_ == sizeof(float)) {
+        // One index along the line, 4-byte elements one by one: a gather.
         const int64_t n = inShape_[idx_[0].dim], st = inStride_[idx_[0].dim];
         const int64_t *p = ip[0] + k0[0];
         const float *src = reinterpret_cast<const float *>(x) + off;
@@ -90,10 +91,7 @@ public:
           int64_t v = ip[j][k0[j] + i * kstep[j]], n = inShape_[idx_[j].dim];
           at += (v < 0 ? v + n : v) * inStride_[idx_[j].dim];
         }
-        if (row == 4)
-          std::memcpy(dst + i * 4, x + at * 4, 4);
-        else
-          std::memcpy(dst + size_t(i) * row, x + at * int64_t(esize_), row);
+        std::memcpy(dst + size_t(i) * row, x + at * int64_t(esize_), row);
       }
     });
   }
