@@ -130,7 +130,7 @@ public:
   static constexpr int64_t kMaxLen = int64_t(1) << 32;
 
   TopkKernel(AxisLine l, int64_t k, bool largest) : l_(l), k_(k), largest_(largest) {
-    scratch_.floats = 2 * l.len; // the order of one line's indices, int64
+    scratch_.floats = 2 * l.len; // one line's sort keys, 64 bits each
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {

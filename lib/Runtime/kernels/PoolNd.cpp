@@ -32,8 +32,12 @@ public:
                bool indices)
       : kind_(kind), g_(g), includePad_(includePad), divisor_(divisor), norm_(norm) {
     separable_ = !indices && kind_ != PoolKind::Lp;
-    if (separable_) // two intermediate planes of doubles
+    if (separable_) { // two intermediate planes of doubles
       scratch_.floats = 2 * (g.in[0] * g.in[1] * g.out[2] + g.in[0] * g.out[1] * g.out[2]);
+      for (int i = 0; i < 3; ++i)
+        for (int64_t o = 0; o < g.out[i]; ++o)
+          ranges_[i].push_back(range(i, o));
+    }
   }
   size_t workspaceBytes() const override { return scratch_.bytes(); }
 
@@ -74,7 +78,7 @@ private:
   /// the taps of each output o (`in` rows in, r.size() out, `inner` values
   /// a row): the maximum (NaN winning, -inf for no tap) or the sum.
   template <class S, class D>
-  static void pass(const S *src, D *dst, int64_t outer, int64_t in, const std::vector<Range> &r,
+  static void pass(const S *src, D *dst, int64_t outer, int64_t in, llvm::ArrayRef<Range> r,
                    int64_t inner, bool isMax) {
     const int64_t n = int64_t(r.size());
     if (inner == 1) { // along the contiguous dim: one value per output
@@ -127,10 +131,7 @@ private:
     const bool isMax = kind_ == PoolKind::Max || kind_ == PoolKind::AdaptiveMax;
     const int64_t inPlane = g.in[0] * g.in[1] * g.in[2], outPlane = g.out[0] * g.out[1] * g.out[2];
     const int64_t n1 = g.in[0] * g.in[1] * g.out[2];
-    std::vector<Range> ranges[3];
-    for (int i = 0; i < 3; ++i)
-      for (int64_t o = 0; o < g.out[i]; ++o)
-        ranges[i].push_back(range(i, o));
+    const std::vector<Range> *ranges = ranges_;
     parallelForScratch(g.planes, g.planes * outPlane > 4096, scratch_, workspace,
                        [&](int64_t plane, float *scratch) {
       const float *src = x + plane * inPlane;
@@ -149,7 +150,7 @@ private:
       // sum then divided by its window's product of per-dim counts.
       for (int64_t oa = 0; oa < g.out[0]; ++oa) {
         const Range &ra = ranges[0][size_t(oa)];
-        pass(t2, t1, 1, g.in[0], std::vector<Range>{ra}, g.out[1] * g.out[2], false);
+        pass(t2, t1, 1, g.in[0], llvm::ArrayRef<Range>(ra), g.out[1] * g.out[2], false);
         for (int64_t ob = 0; ob < g.out[1]; ++ob) {
           const Range &rb = ranges[1][size_t(ob)];
           for (int64_t oc = 0; oc < g.out[2]; ++oc) {
@@ -240,7 +241,8 @@ private:
   bool includePad_;
   int64_t divisor_;
   double norm_;
-  bool separable_ = false; ///< runSeparable applies
+  bool separable_ = false;      ///< runSeparable applies
+  std::vector<Range> ranges_[3]; ///< its windows along D, H, W
   ThreadScratch scratch_;
 };
 
