@@ -224,5 +224,12 @@ TEST_CASE("input shapes: the plans of one model prepare each weight once") {
     REQUIRE(bool((*cm)->run({normalTensor({2, 3, 48, 48}, 2)})));
     CHECK((*cm)->numPlans() == 2);
     CHECK((*cm)->preparedWeights() == once);
+    // Larger and smaller images: layers cross the outputs-per-plane
+    // thresholds between the panel and the strip kernel, and keep the one
+    // their weight was packed for (without that rule: 2 to 13 more).
+    for (int64_t size : {96, 32}) {
+      REQUIRE(bool((*cm)->run({normalTensor({1, 3, size, size}, 3)})));
+      CHECK((*cm)->preparedWeights() == once);
+    }
   }
 }

@@ -42,6 +42,14 @@ public:
     return e->tensor;
   }
 
+  /// Whether `weight` has been prepared (or is being prepared) in
+  /// `layout`: a kernel that could use either of two layouts takes the
+  /// one another plan already made.
+  bool has(const std::shared_ptr<const void> &weight, const std::string &layout) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.count(Key{weight, layout}) != 0;
+  }
+
   /// Weights prepared so far.
   size_t size() const {
     std::lock_guard<std::mutex> lock(mutex_);

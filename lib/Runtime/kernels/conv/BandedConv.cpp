@@ -77,7 +77,7 @@ private:
   Activation pointwiseAct_; ///< fused into the 1×1 layer (act_ is the pair's output's)
   DepthwiseParts dw_;
   BandPlan plan_;
-  PreparedWeight packed_{w_.source(), groupsLayout("conv-strips", p_),
+  PreparedWeight packed_{w_.source(), groupsLayout(kStripLayout, p_),
                          w_.mapped}; ///< the 1×1 layer's weight in strips
 };
 

@@ -23,6 +23,8 @@
 //   kernel; below 8, its strips of 6 rows are mostly padding.
 // - The rest run as im2col + OpenBLAS, by blocks of rows with several
 //   threads.
+// - Between the panel and the strip kernel, a layer whose weight the plan
+//   of another input shape already packed for one keeps that one.
 //
 // KC_CONV_ALGO=im2col turns Winograd off (for measurements).
 //
@@ -71,6 +73,15 @@ constexpr int64_t kDeepK = 256, kPanelAnyDepthOutputs = 64, kPanelMaxOutputs = 2
 /// resnet18's 7x7 stem 3.52 to 3.09 ms); below, OpenBLAS does better
 /// (unet_small's 16->2 head 0.010 against 0.016 ms).
 constexpr int64_t kMinStripOutputs = 8;
+
+/// The panel and strip kernels both run any layer the two thresholds above
+/// divide between them, at speeds close near those thresholds, while
+/// packing a weight again costs a new shape's first run far more than the
+/// difference: resnet18 run at 1x3x320x320 after 1x3x224x224 has two layers
+/// cross them (a 3x3 one from 196 to 400 outputs, a 1x1 one from 49 to
+/// 100), and packing their 1.7 MB of weights again took 9.4 ms of that
+/// first run. So a weight already packed for one of the two keeps it.
+constexpr bool kKeepPackedGemm = true;
 
 /// 3x3 depthwise layers: the masked loop (16 lanes) takes rows of more than
 /// 8 outputs (mobilenet_v2's such layers 1.38 to 1.20 ms at 1 thread; on
@@ -124,15 +135,23 @@ ConvChoice chooseConv(const ConvGeometry &g, const ConvContext &ctx) {
     c.algo = ConvAlgo::PanelGemm;
   } else if (g.OCg() >= kMinStripOutputs) {
     c.algo = ConvAlgo::StripGemm;
-    // Stride-2 layers first split each input row by column parity, so the
-    // patches are gathered by row copies (yolo_small 2.02 to 1.95 ms).
-    c.splitColumns = !g.pointwise() && g.SW == 2;
   } else {
     c.algo = ConvAlgo::Im2colBlas;
     int64_t cols = std::max(kMinBlockCols, kBlockFloats / (g.OCg() + (g.pointwise() ? 0 : g.K())));
     c.blockRows = std::clamp<int64_t>(cols / g.OW, 1, g.OH);
     c.minBlocksPerThread = kMinBlocksPerThread;
   }
+  if (kKeepPackedGemm) {
+    if (c.algo == ConvAlgo::PanelGemm && ctx.stripsPacked && !ctx.panelsPacked &&
+        g.OCg() >= kMinStripOutputs)
+      c.algo = ConvAlgo::StripGemm;
+    else if (c.algo == ConvAlgo::StripGemm && ctx.panelsPacked && !ctx.stripsPacked)
+      c.algo = ConvAlgo::PanelGemm;
+  }
+  // Stride-2 layers on the strip kernel first split each input row by
+  // column parity, so the patches are gathered by row copies (yolo_small
+  // 2.02 to 1.95 ms).
+  c.splitColumns = c.algo == ConvAlgo::StripGemm && !g.pointwise() && g.SW == 2;
   return c;
 }
 
@@ -158,6 +177,10 @@ std::unique_ptr<OpKernel> makePlanarKernel(const ConvGeometry &g, ConvWeights w)
   const char *algo = std::getenv("KC_CONV_ALGO");
   ConvContext ctx{omp_get_max_threads(), uk::microKernels(),
                   !(algo && std::string(algo) == "im2col")};
+  if (WeightCache *cache = WeightCache::building(); cache && w.mapped) {
+    ctx.panelsPacked = cache->has(w.mapped, groupsLayout(kPanelLayout, g));
+    ctx.stripsPacked = cache->has(w.mapped, groupsLayout(kStripLayout, g));
+  }
   ConvChoice c = chooseConv(g, ctx);
   switch (c.algo) {
   case ConvAlgo::Winograd: return makeWinogradConv(g, std::move(w));

@@ -50,6 +50,9 @@ struct ConvContext {
   int threads;                  ///< threads the kernel is built for
   const uk::MicroKernels &uks;  ///< the micro-kernel table of this process
   bool winograd = true;         ///< false: KC_CONV_ALGO=im2col
+  /// Whether another plan of the model (another input shape) has already
+  /// packed this weight for the panel or the strip kernel.
+  bool panelsPacked = false, stripsPacked = false;
 };
 
 /// The algorithm for a convolution of geometry g.

@@ -90,6 +90,9 @@ llvm::Expected<ConvWeights> convWeights(const CallNode &c, int64_t expectedWeigh
 Tensor packConvWeights(const Tensor &w, const TensorDataPtr &mapped, const ConvGeometry &g,
                        bool strips);
 
+/// The WeightCache names of a weight packed by packConvWeights.
+inline constexpr const char *kPanelLayout = "conv-panels", *kStripLayout = "conv-strips";
+
 /// The name of a weight layout of `g`'s convolution for the WeightCache:
 /// packings depend on the groups as well as on the weight.
 inline std::string groupsLayout(const char *layout, const ConvGeometry &g) {

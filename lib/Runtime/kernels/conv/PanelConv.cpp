@@ -55,7 +55,7 @@ private:
     return g_.pointwise() ? 0 : perThreadFloats(patchStripScratch(g_));
   }
 
-  PreparedWeight packed_{w_.source(), groupsLayout("conv-panels", g_),
+  PreparedWeight packed_{w_.source(), groupsLayout(kPanelLayout, g_),
                          w_.mapped}; ///< the weight in panels, one block per group
 };
 

@@ -23,7 +23,7 @@ class StripConvKernel final : public ConvKernel {
 public:
   StripConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
       : ConvKernel(g, std::move(w)), choice_(c), schedules_(g.OCg(), g.outputs(), threads_),
-        packed_(w_.source(), groupsLayout("conv-strips", g_), w_.mapped) {}
+        packed_(w_.source(), groupsLayout(kStripLayout, g_), w_.mapped) {}
 
   /// A block of B per thread, then the input split by column parity.
   size_t workspaceBytes() const override {
