@@ -17,18 +17,15 @@
 namespace kc::uk::KC_UK_ISA {
 
 template <class T, Act A>
-void f32_gemm_strip_tile(const float *a, const float *b, int64_t ldb, int64_t K,
-                         const float *bias, float slope, float *c, int64_t ldc, int64_t rows,
-                         int64_t cols) {
+KC_UK_INLINE void f32_gemm_strip_tile(const float *a, const float *b, int64_t ldb, int64_t K,
+                                      const float *bias, float slope, float *c, int64_t ldc,
+                                      int64_t rows, int64_t cols) {
   using V = typename T::V;
   constexpr int L = T::kLanes, R = int(kStripRows);
   V acc[R][2];
-  {
-    float bv[R] = {};
-    for (int64_t r = 0; r < rows && bias; ++r)
-      bv[r] = bias[r];
-    unroll<R>([&](auto r) { acc[r][0] = acc[r][1] = T::set1(bv[r]); });
-  }
+  unroll<R>([&](auto r) {
+    acc[r][0] = acc[r][1] = T::set1(bias && r < rows ? bias[int(r)] : 0.f);
+  });
   for (int64_t k = 0; k < K; ++k) {
     V b0 = T::load(b + k * ldb), b1 = T::load(b + k * ldb + L);
     const float *ak = a + k * R;
