@@ -246,35 +246,38 @@ DepthwiseEpilogue epilogueOf(Act act) {
 TEST_CASE("micro-kernels: f32_dwconv3x3_masked, any padding, masked edges and tails") {
   std::mt19937 rng(13);
   int tested = 0;
-  for (const MicroKernels *t : forms()) {
-    if (!t->depthwiseMasked[0])
-      continue; // only forms with fast masks have it
-    ++tested;
-    for (int64_t S : {1, 2})
-      for (int64_t PH : {0, 1, 2})
-        for (int64_t PW : {0, 1, 2, 5})
-          for (int64_t W : {9, 16, 17, 31, 33, 40, 64, 70})
-            for (int64_t H : {1, 4, 7})
-              for (Act act : {Act::None, Act::Relu6, Act::Silu}) {
-                int64_t OH = (H + 2 * PH - 3) / S + 1, OW = (W + 2 * PW - 3) / S + 1;
-                if (OH <= 0 || OW <= 0)
-                  continue;
-                auto x = random(rng, size_t(H * W), -4.f, 4.f);
-                auto k = random(rng, 9);
-                float b = 0.25f;
-                auto ref = refDepthwise(x, H, W, OH, OW, S, PH, PW, k.data(), b, act);
-                ref.resize(ref.size() + 16, kSentinel);
-                std::vector<float> y(ref.size(), kSentinel);
-                t->depthwiseMasked[S - 1](x.data(), y.data(), H, W, OH, OW, PH, PW, k.data(), b,
-                                          epilogueOf(act));
-                expectNear(y, ref, 1e-5, 1e-5,
-                           std::string(t->isa) + " f32_dwconv3x3_masked S " + std::to_string(S) +
-                               " PH " + std::to_string(PH) + " PW " + std::to_string(PW) + " " +
-                               std::to_string(H) + "x" + std::to_string(W) + " act " +
-                               std::to_string(int(act)));
-              }
-  }
-  CHECK(tested >= 1); // emu16 at least
+  // The vector-wide form, and the 8-lane one for short rows.
+  for (const MicroKernels *t : forms())
+    for (bool narrow : {false, true}) {
+      const DepthwiseMaskedFn *fn = narrow ? t->depthwiseMaskedShort : t->depthwiseMasked;
+      if (!fn[0])
+        continue; // only forms with fast masks have it
+      ++tested;
+      for (int64_t S : {1, 2})
+        for (int64_t PH : {0, 1, 2})
+          for (int64_t PW : {0, 1, 2, 5})
+            for (int64_t W : {3, 7, 8, 9, 16, 17, 31, 33, 40, 64, 70})
+              for (int64_t H : {1, 4, 7})
+                for (Act act : {Act::None, Act::Relu6, Act::Silu}) {
+                  int64_t OH = (H + 2 * PH - 3) / S + 1, OW = (W + 2 * PW - 3) / S + 1;
+                  if (OH <= 0 || OW <= 0)
+                    continue;
+                  auto x = random(rng, size_t(H * W), -4.f, 4.f);
+                  auto k = random(rng, 9);
+                  float b = 0.25f;
+                  auto ref = refDepthwise(x, H, W, OH, OW, S, PH, PW, k.data(), b, act);
+                  ref.resize(ref.size() + 16, kSentinel);
+                  std::vector<float> y(ref.size(), kSentinel);
+                  fn[S - 1](x.data(), y.data(), H, W, OH, OW, PH, PW, k.data(), b, epilogueOf(act));
+                  expectNear(y, ref, 1e-5, 1e-5,
+                             std::string(t->isa) + (narrow ? " 8-lane" : "") +
+                                 " f32_dwconv3x3_masked S " + std::to_string(S) + " PH " +
+                                 std::to_string(PH) + " PW " + std::to_string(PW) + " " +
+                                 std::to_string(H) + "x" + std::to_string(W) + " act " +
+                                 std::to_string(int(act)));
+                }
+    }
+  CHECK(tested >= 2); // emu16's two forms at least
 }
 
 TEST_CASE("micro-kernels: f32_dwconv3x3_pad1, planes read in place") {

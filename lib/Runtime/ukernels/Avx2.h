@@ -41,6 +41,8 @@ struct Avx2 {
   static KC_UK_INLINE V broadcast(const float *p) { return _mm256_broadcast_ss(p); }
   static constexpr bool kFastMasks = false;
   using Narrow = Avx2;
+  /// The 8-lane form with fast masks, if any (void: none).
+  using ShortMasked = void;
 
   static KC_UK_INLINE V maxNaN(V m, V x) {
     // maxps returns its second operand when either is NaN.

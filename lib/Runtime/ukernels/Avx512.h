@@ -18,12 +18,15 @@
 
 namespace kc::uk::KC_UK_ISA {
 
+struct Avx512Ymm;
+
 struct Avx512 {
   using Mask = __mmask16;
   KC_UK_X86_LANE_OPS(_mm512, 512)
   static KC_UK_INLINE V broadcast(const float *p) { return _mm512_set1_ps(*p); }
   static constexpr bool kFastMasks = true;
   using Narrow = Avx2;
+  using ShortMasked = Avx512Ymm;
 
   static KC_UK_INLINE V maxNaN(V m, V x) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(m, m, _CMP_UNORD_Q), _mm512_max_ps(m, x), m);
@@ -46,6 +49,21 @@ struct Avx512 {
   static KC_UK_INLINE Mask andNot(Mask a, Mask b) { return Mask(a & ~b); }
   static KC_UK_INLINE V maskLoad(Mask m, const float *p) { return _mm512_maskz_loadu_ps(m, p); }
   static KC_UK_INLINE void maskStore(float *p, Mask m, V a) { _mm512_mask_storeu_ps(p, m, a); }
+};
+
+/// Avx2's 8 lanes with AVX-512VL's masked loads and stores: a 3x3
+/// depthwise row of at most 8 outputs (a 7x7 plane) is one step read in
+/// place, where 16 lanes would be more than half empty.
+struct Avx512Ymm : Avx2 {
+  using Mask = __mmask8;
+  static constexpr bool kFastMasks = true;
+
+  static KC_UK_INLINE Mask firstLanes(int64_t n) {
+    return n >= 8 ? Mask(0xFF) : n <= 0 ? Mask(0) : Mask((1u << n) - 1);
+  }
+  static KC_UK_INLINE Mask andNot(Mask a, Mask b) { return Mask(a & ~b); }
+  static KC_UK_INLINE V maskLoad(Mask m, const float *p) { return _mm256_maskz_loadu_ps(m, p); }
+  static KC_UK_INLINE void maskStore(float *p, Mask m, V a) { _mm256_mask_storeu_ps(p, m, a); }
 };
 
 } // namespace kc::uk::KC_UK_ISA

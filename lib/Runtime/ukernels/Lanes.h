@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace kc::uk::KC_UK_ISA {
 
@@ -32,6 +33,8 @@ template <int N, bool FastMasks> struct Lanes {
   static constexpr bool kFastMasks = FastMasks;
   /// The 8-lane form, for the micro-kernels written for 8 lanes.
   using Narrow = Lanes<8, false>;
+  /// The 8-lane form with fast masks, if any (void: none).
+  using ShortMasked = std::conditional_t<FastMasks && N != 8, Lanes<8, true>, void>;
   /// GCC's generic vectors: +, -, * and / lane by lane, a scalar operand
   /// applying to every lane; values, never memory, so that sanitizers do
   /// not instrument every lane (arrays of floats made instrumented builds

@@ -142,6 +142,9 @@ struct MicroKernels {
   /// f32_dwconv3x3_masked by stride - 1; null where masked loads and
   /// stores are slow.
   DepthwiseMaskedFn depthwiseMasked[2];
+  /// The same on 8 lanes with fast masks (rows of at most 8 outputs); null
+  /// where there are none.
+  DepthwiseMaskedFn depthwiseMaskedShort[2];
   DepthwisePad1Fn depthwisePad1[2];       ///< f32_dwconv3x3_pad1
   DepthwisePaddedFn depthwisePadded[2];   ///< f32_dwconv3x3_padded
 

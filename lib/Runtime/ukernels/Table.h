@@ -9,6 +9,8 @@
 #include "RowReduce.h"
 #include "Winograd43.h"
 
+#include <type_traits>
+
 namespace kc::uk::KC_UK_ISA {
 
 /// The micro-kernels instantiated for traits T (the 8-lane ones for
@@ -35,6 +37,10 @@ template <class T> MicroKernels buildTable(const char *isa) {
   if constexpr (T::kFastMasks) {
     t.depthwiseMasked[0] = &f32_dwconv3x3_masked<T, 1>;
     t.depthwiseMasked[1] = &f32_dwconv3x3_masked<T, 2>;
+  }
+  if constexpr (!std::is_void_v<typename T::ShortMasked>) {
+    t.depthwiseMaskedShort[0] = &f32_dwconv3x3_masked<typename T::ShortMasked, 1>;
+    t.depthwiseMaskedShort[1] = &f32_dwconv3x3_masked<typename T::ShortMasked, 2>;
   }
   t.depthwisePad1[0] = &f32_dwconv3x3_pad1<N, 1>;
   t.depthwisePad1[1] = &f32_dwconv3x3_pad1<N, 2>;

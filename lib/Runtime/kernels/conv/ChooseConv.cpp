@@ -16,7 +16,8 @@
 // - Winograd F(4x4, 3x3) for 3x3 stride-1 ungrouped layers with at least
 //   16 input and 16 output channels and 64 outputs per plane, and, when
 //   the transformed filters pass 16 MiB, 16 tiles per plane.
-// - Depthwise layers run a direct loop per channel plane.
+// - Depthwise layers run a direct loop per channel plane (3x3: masked
+//   loads in place where masks are fast, 16 lanes or 8 for short rows).
 // - Deep layers (K > 256, or at most 64 outputs per plane; at most 256
 //   outputs) run on the panel kernel over weights packed once.
 // - Other layers with at least 8 output channels per group run on the strip
@@ -86,10 +87,11 @@ constexpr bool kKeepPackedGemm = true;
 /// 3x3 depthwise layers: the masked loop (16 lanes) takes rows of more than
 /// 8 outputs (mobilenet_v2's such layers 1.38 to 1.20 ms at 1 thread; on
 /// rows of 7, 16-lane steps more than half empty lost to the 8-lane loop,
-/// 0.20 to 0.24 ms) at padding up to 16 columns. Padding 1 is read in place
-/// from widths of 24 (a row then has a full step of 8 outputs at either
-/// stride); on large planes copying into a padded plane cost as much as the
-/// arithmetic. Widths up to uk::kDepthwiseMaxWidth (the row of zeros read
+/// 0.20 to 0.24 ms) at padding up to 16 columns; shorter rows take it on 8
+/// lanes where masks are fast, which saves the padded copy. Padding 1 is
+/// read in place from widths of 24 (a row then has a full step of 8
+/// outputs at either stride); on large planes copying into a padded plane
+/// cost as much as the arithmetic. Widths up to uk::kDepthwiseMaxWidth (the row of zeros read
 /// outside the plane).
 constexpr int64_t kMaskedMinRow = 9, kMaskedMaxPad = 16, kPad1MinWidth = 24;
 
@@ -112,6 +114,9 @@ DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
   if (ctx.uks.depthwiseMasked[0] && g.W <= uk::kDepthwiseMaxWidth && g.PW <= kMaskedMaxPad &&
       g.OW >= kMaskedMinRow)
     return DepthwiseLoop::Masked3x3;
+  if (ctx.uks.depthwiseMaskedShort[0] && g.W <= uk::kDepthwiseMaxWidth && g.PW <= kMaskedMaxPad &&
+      g.OW < kMaskedMinRow)
+    return DepthwiseLoop::MaskedShort3x3;
   if (g.PH == 1 && g.PW == 1 && g.W >= kPad1MinWidth && g.W <= uk::kDepthwiseMaxWidth)
     return DepthwiseLoop::Pad1x3x3;
   return DepthwiseLoop::Padded3x3;

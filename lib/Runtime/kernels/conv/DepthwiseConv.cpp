@@ -38,6 +38,7 @@ public:
     const uk::MicroKernels &uks = uk::microKernels();
     const uk::DepthwiseEpilogue e = epilogue(act_, slope_);
     if (choice_.depthwise == DepthwiseLoop::Masked3x3 ||
+        choice_.depthwise == DepthwiseLoop::MaskedShort3x3 ||
         choice_.depthwise == DepthwiseLoop::Pad1x3x3) {
       parallelFor(g.N * g.C, true, [&](int64_t plane) {
         int64_t c = plane % g.C;
@@ -46,6 +47,9 @@ public:
         if (choice_.depthwise == DepthwiseLoop::Masked3x3)
           uks.depthwiseMasked[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, g.PH, g.PW, k, b,
                                         e);
+        else if (choice_.depthwise == DepthwiseLoop::MaskedShort3x3)
+          uks.depthwiseMaskedShort[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, g.PH, g.PW,
+                                             k, b, e);
         else
           uks.depthwisePad1[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, k, b, e);
       });
