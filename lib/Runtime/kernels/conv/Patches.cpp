@@ -46,14 +46,18 @@ void gatherPatches(const float *in, float *col, int64_t ld, int64_t c0, int64_t 
     runs.push_back({oh, ow0, ow1, p - n0});
     p += ow1 - ow0;
   }
+  // Per tap column, the output columns that read the input (zeros on
+  // either side): the same for every channel and tap row.
+  llvm::SmallVector<std::pair<int64_t, int64_t>, 8> inside;
+  for (int64_t kw = 0; kw < g.KW; ++kw)
+    inside.push_back(insideRange(kw * g.DW - g.PW, g.SW, g.OW, g.W));
   for (int64_t c = c0; c < c1; ++c)
     for (int64_t kh = 0; kh < g.KH; ++kh) {
       const float *src = in + c * g.H * g.W;
       for (int64_t kw = 0; kw < g.KW; ++kw) {
         float *dst = col + ((c * g.KH + kh) * g.KW + kw) * ld;
-        // Output columns that read the input; zeros on either side.
         int64_t off = kw * g.DW - g.PW;
-        auto [lo, hi] = insideRange(off, g.SW, g.OW, g.W);
+        auto [lo, hi] = inside[size_t(kw)];
         for (const Run &r : runs) {
           float *row = dst + r.j0; // row[i] is output column ow0 + i
           int64_t n = r.ow1 - r.ow0;
