@@ -1,5 +1,6 @@
 //===- ScalarEval.cpp - Evaluate expression ops on scalars ----------------===//
 #include "kc/IR/ScalarEval.h"
+#include "kc/IR/ExprFunctions.h"
 #include "kc/Support/FloatToInt.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -56,6 +57,27 @@ template <typename F> static IntResult roundToInt(double v, F round) {
   return std::nullopt;
 }
 
+namespace {
+namespace value {
+// Each function's floating-point value, in double (ExprFunctions.def).
+#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value)                                             \
+  [[maybe_unused]] double Id(double x, [[maybe_unused]] double y) { return double(Value); }
+#include "kc/IR/ExprFunctions.def"
+} // namespace value
+
+using ValueFn = double (*)(double, double);
+
+/// The floating-point value of function `op` (of x, or of x and y), or
+/// null if it has none.
+ValueFn valueOf(llvm::StringRef op) {
+  return llvm::StringSwitch<ValueFn>(op)
+#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value) .Case(Name, &value::Id)
+#define KC_EXPR_ALIAS(Id, Name, Arity, Flags, Doc, Of) .Case(Name, &value::Of)
+#include "kc/IR/ExprFunctions.def"
+      .Default(nullptr);
+}
+} // namespace
+
 /// torch.<dtype>(x) of a number, where the value is kept exactly: floats to
 /// f32 or f64, truncation to i64 or i32 within range, bool; other casts are
 /// left to run time.
@@ -91,49 +113,20 @@ static std::optional<AttrValue> evalUnary(llvm::StringRef op, const AttrValue &x
     if (op == "abs") return v < 0 ? intSub(0, v) : AttrValue::integer(v);
     if (op == "sign") return AttrValue::integer((v > 0) - (v < 0));
     if (op == "square") return intMul(v, v);
-    if (op == "int" || op == "ceil" || op == "floor" || op == "trunc" || op == "round")
+    if (const ExprFunction *f = findExprFunction(op); f && f->is(exprfn::Rounding))
       return AttrValue::integer(v);
   }
   if (!x.isNumber())
     return std::nullopt;
   double v = x.getNumber();
-  using F = double (*)(double);
-  F f = llvm::StringSwitch<F>(op)
-            .Case("sqrt", [](double a) { return std::sqrt(a); })
-            .Case("rsqrt", [](double a) { return 1.0 / std::sqrt(a); })
-            .Case("reciprocal", [](double a) { return 1.0 / a; })
-            .Case("exp", [](double a) { return std::exp(a); })
-            .Case("expm1", [](double a) { return std::expm1(a); })
-            .Case("log", [](double a) { return std::log(a); })
-            .Case("log10", [](double a) { return std::log10(a); })
-            .Case("log1p", [](double a) { return std::log1p(a); })
-            .Case("erf", [](double a) { return std::erf(a); })
-            .Case("sin", [](double a) { return std::sin(a); })
-            .Case("cos", [](double a) { return std::cos(a); })
-            .Case("tan", [](double a) { return std::tan(a); })
-            .Case("asin", [](double a) { return std::asin(a); })
-            .Case("acos", [](double a) { return std::acos(a); })
-            .Case("atan", [](double a) { return std::atan(a); })
-            .Case("sinh", [](double a) { return std::sinh(a); })
-            .Case("cosh", [](double a) { return std::cosh(a); })
-            .Case("tanh", [](double a) { return std::tanh(a); })
-            .Case("asinh", [](double a) { return std::asinh(a); })
-            .Case("acosh", [](double a) { return std::acosh(a); })
-            .Case("atanh", [](double a) { return std::atanh(a); })
-            .Case("neg", [](double a) { return -a; })
-            .Case("abs", [](double a) { return std::fabs(a); })
-            .Case("sign", [](double a) { return double((a > 0) - (a < 0)); })
-            .Case("square", [](double a) { return a * a; })
-            .Default(nullptr);
-  if (f)
-    return AttrValue::real(f(v));
+  const ExprFunction *f = findExprFunction(op);
+  ValueFn value = valueOf(op);
+  if (!f || f->arity != 1 || !value)
+    return std::nullopt;
   // Rounding to an integer gives a Python int, as torch/pnnx fold them.
-  if (op == "ceil") return roundToInt(v, [](double a) { return std::ceil(a); });
-  if (op == "floor") return roundToInt(v, [](double a) { return std::floor(a); });
-  if (op == "trunc" || op == "int")
-    return roundToInt(v, [](double a) { return std::trunc(a); });
-  if (op == "round") return roundToInt(v, [](double a) { return std::nearbyint(a); });
-  return std::nullopt;
+  if (f->is(exprfn::Rounding))
+    return roundToInt(v, [&](double a) { return value(a, 0); });
+  return AttrValue::real(value(v, 0));
 }
 
 static std::optional<AttrValue> evalBinary(llvm::StringRef op, const AttrValue &a,
@@ -176,27 +169,12 @@ static std::optional<AttrValue> evalBinary(llvm::StringRef op, const AttrValue &
     return std::nullopt;
   double x = a.isBool() ? a.getBool() : a.getNumber();
   double y = b.isBool() ? b.getBool() : b.getNumber();
-  if (op == "add") return AttrValue::real(x + y);
-  if (op == "sub") return AttrValue::real(x - y);
-  if (op == "mul") return AttrValue::real(x * y);
-  if (op == "div") return AttrValue::real(x / y);
-  if (op == "pow") return AttrValue::real(std::pow(x, y));
-  if (op == "atan2") return AttrValue::real(std::atan2(x, y));
-  if (op == "fmod") return AttrValue::real(std::fmod(x, y));
-  if (op == "floor_divide") return AttrValue::real(std::floor(x / y));
-  if (op == "remainder") {
-    double r = std::fmod(x, y);
-    return AttrValue::real((r != 0 && ((r < 0) != (y < 0))) ? r + y : r);
-  }
-  if (op == "max" || op == "maximum")
-    return AttrValue::real(std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y));
-  if (op == "min" || op == "minimum")
-    return AttrValue::real(std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y));
-  if (op == "logaddexp") {
-    double m = std::max(x, y);
-    return AttrValue::real(std::isinf(m) ? m : m + std::log(std::exp(x - m) + std::exp(y - m)));
-  }
-  return std::nullopt;
+  // And, or and xor are bitwise on integers, refused on numbers.
+  const ExprFunction *f = findExprFunction(op);
+  ValueFn value = valueOf(op);
+  if (!f || f->arity != 2 || f->is(exprfn::Logical) || !value)
+    return std::nullopt;
+  return AttrValue::real(value(x, y));
 }
 
 std::optional<AttrValue> evalScalarOp(llvm::StringRef op, llvm::ArrayRef<AttrValue> args) {

@@ -1,25 +1,17 @@
 //===- ExpressionParser.cpp - pnnx.Expression to IR -----------------------===//
 #include "kc/Import/ExpressionParser.h"
+#include "kc/IR/ExprFunctions.h"
 #include "kc/Import/PnnxParam.h"
 #include "kc/Support/Quote.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 
 namespace kc {
 
 int expressionArity(llvm::StringRef name) {
-  return llvm::StringSwitch<int>(name)
-      .Cases("add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", 2)
-      .Cases("pow", "atan2", "max", "maximum", "min", "minimum", "logaddexp", 2)
-      .Cases("and", "or", "xor", "lshift", "rshift", 2)
-      .Cases("neg", "abs", "sign", "square", "sqrt", "rsqrt", "reciprocal", 1)
-      .Cases("exp", "expm1", "log", "log10", "log1p", "erf", 1)
-      .Cases("sin", "cos", "tan", "asin", "acos", "atan", 1)
-      .Cases("sinh", "cosh", "tanh", "asinh", "acosh", "atanh", 1)
-      .Cases("ceil", "floor", "trunc", "round", "int", 1)
-      .Case("size", -1)
-      .Default(parseTorchDType(name) ? 1 : 0); // casts: torch.float, torch.int, ...
+  if (const ExprFunction *f = findExprFunction(name))
+    return f->arity;
+  return name == "size" ? -1 : 0;
 }
 
 namespace {

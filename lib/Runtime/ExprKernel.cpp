@@ -1,5 +1,6 @@
 //===- ExprKernel.cpp - Expression programs at run time -------------------===//
 #include "kc/Runtime/ExprKernel.h"
+#include "kc/IR/ExprFunctions.h"
 #include "kc/IR/Rpn.h"
 #include "kc/Support/FloatToInt.h"
 #include "kc/Support/Quote.h"
@@ -21,36 +22,27 @@ constexpr int64_t kBlock = 512;
 /// at most 128.
 constexpr unsigned kMaxSlots = 1024;
 
-/// The operators of ExprOps.def.
+/// The functions of kc/IR/ExprFunctions.def that have a float value.
 enum class Code : uint8_t {
-#define KC_BINARY_OP(C, Name, Expr) C,
-#define KC_UNARY_OP(C, Name, Expr) C,
-#include "ExprOps.def"
+#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value) Id,
+#include "kc/IR/ExprFunctions.def"
   Invalid
 };
 
 Code codeOf(llvm::StringRef op) {
   return llvm::StringSwitch<Code>(op)
-#define KC_BINARY_OP(C, Name, Expr) .Case(Name, Code::C)
-#define KC_UNARY_OP(C, Name, Expr) .Case(Name, Code::C)
-#include "ExprOps.def"
-      // Other names PyTorch gives the same functions.
-      .Case("maximum", Code::Max)
-      .Case("minimum", Code::Min)
-      .Case("int", Code::Trunc)
-      .Case("torch.float32", Code::Identity)
-      // Integer casts inside an f32 program: the truncated value, exact in
-      // f32 up to 2^24 as PyTorch's int-to-float conversion.
-      .Cases("torch.int", "torch.int32", "torch.long", "torch.int64", Code::Trunc)
+#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value) .Case(Name, Code::Id)
+#define KC_EXPR_ALIAS(Id, Name, Arity, Flags, Doc, Of) .Case(Name, Code::Of)
+#include "kc/IR/ExprFunctions.def"
       .Default(Code::Invalid);
 }
 
 bool isBinary(Code c) {
   switch (c) {
-#define KC_BINARY_OP(C, Name, Expr)                                                                \
-  case Code::C:                                                                                    \
-    return true;
-#include "ExprOps.def"
+#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value)                                             \
+  case Code::Id:                                                                                   \
+    return Arity == 2;
+#include "kc/IR/ExprFunctions.def"
   default:
     return false;
   }
@@ -63,22 +55,18 @@ struct Instr {
 };
 
 void apply(Code c, const float *a, const float *b, float *d, int64_t n) {
+  // Each function's value on x (and y) in a loop of its own; unary ones
+  // ignore y.
   switch (c) {
-#define KC_BINARY_OP(C, Name, Expr)                                                                \
-  case Code::C:                                                                                    \
+#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value)                                             \
+  case Code::Id:                                                                                   \
     for (int64_t k = 0; k < n; ++k) {                                                              \
-      float x = a[k], y = b[k];                                                                    \
-      d[k] = (Expr);                                                                               \
+      float x = a[k], y = Arity == 2 ? b[k] : 0.f;                                                 \
+      (void)y;                                                                                     \
+      d[k] = float(Value);                                                                         \
     }                                                                                              \
     return;
-#define KC_UNARY_OP(C, Name, Expr)                                                                 \
-  case Code::C:                                                                                    \
-    for (int64_t k = 0; k < n; ++k) {                                                              \
-      float x = a[k];                                                                              \
-      d[k] = (Expr);                                                                               \
-    }                                                                                              \
-    return;
-#include "ExprOps.def"
+#include "kc/IR/ExprFunctions.def"
   case Code::Invalid:
     return;
   }
