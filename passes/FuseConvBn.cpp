@@ -51,19 +51,17 @@ public:
   Expr Rewrite_(const CallNode *pre, const Expr &post) override {
     auto *bn = llvm::cast<CallNode>(post.get());
     const OpDef *op = bn->opDef();
-    if (!op || (op->name() != "nn.BatchNorm2d" && op->name() != "nn.BatchNorm1d") ||
-        bn->numArgs() == 0)
+    if (!op || !op->is(OpFlags::BatchNorm) || bn->numArgs() == 0)
       return post;
     auto *prod = llvm::dyn_cast<CallNode>(bn->arg(0).get());
     auto *preProd = llvm::dyn_cast<CallNode>(pre->arg(0).get());
     if (!prod || !preProd || !prod->opDef() || uses_.lookup(preProd) != 1)
       return post;
-    llvm::StringRef pname = prod->opDef()->name();
-    if (pname != "nn.Conv2d" && pname != "nn.Linear" && pname != "nn.Conv1d")
-      return post;
-    // BatchNorm normalizes dim 1; for Linear that is the feature dim only in 2-D.
+    // BatchNorm normalizes dim 1, which must be the producer's channel axis
+    // (a linear layer's last dim is dim 1 only in 2-D).
+    int axis = prod->opDef()->channelAxis();
     auto *pt = llvm::dyn_cast_or_null<TensorTypeNode>(preProd->type().get());
-    if (pname == "nn.Linear" && (!pt || pt->rank() != 2))
+    if (axis == 0 || (axis < 0 && (!pt || int(pt->rank()) + axis != 1)))
       return post;
     const ConstantNode *wc = prod->weight("weight");
     std::vector<float> w = floats(wc), mean = floats(bn->weight("running_mean")),

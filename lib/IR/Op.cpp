@@ -48,6 +48,11 @@ OpDef &OpDef::activation(ActivationKind k) {
   return *this;
 }
 
+OpDef &OpDef::channelAxis(int axis) {
+  channelAxis_ = axis;
+  return *this;
+}
+
 const AttrSpec *OpDef::findAttr(llvm::StringRef name) const {
   for (auto &a : attrs_)
     if (a.name == name)

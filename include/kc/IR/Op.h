@@ -44,6 +44,10 @@ enum class OpFlags : uint32_t {
   Commutative = 1u << 4,
   Variadic = 1u << 5,    ///< any number of positional data inputs
   NoOp = 1u << 6,        ///< returns its first input unchanged (dce removes it)
+  /// Inference batch normalization: dim 1 scaled and shifted per channel by
+  /// running_mean, running_var, weight and bias (fuse-conv-bn folds it into
+  /// a producer with a channel axis).
+  BatchNorm = 1u << 7,
 };
 inline OpFlags operator|(OpFlags a, OpFlags b) { return OpFlags(uint32_t(a) | uint32_t(b)); }
 
@@ -68,6 +72,10 @@ public:
   /// Number of operands of an expression op (`add`: 2); -1 for "1 or more".
   OpDef &arity(int n);
   OpDef &activation(ActivationKind k);
+  /// The dim of the op's output that holds one channel per row of its
+  /// `weight` (plus `bias`): a per-channel scale and shift after the op
+  /// folds into them. Convolutions: 1; linear layers: -1 (the last).
+  OpDef &channelAxis(int axis);
 
   const std::string &name() const { return name_; }
   llvm::ArrayRef<std::string> aliases() const { return aliases_; }
@@ -84,6 +92,8 @@ public:
   bool isOpaque() const { return is(OpFlags::Opaque); }
   /// Which fusable activation the op computes (None for other ops).
   ActivationKind activation() const { return activation_; }
+  /// The channel axis (see channelAxis(int)), or 0 when it has none.
+  int channelAxis() const { return channelAxis_; }
   TypeRule getTypeRule() const { return typeRule_; }
 
   /// The shared Op node referring to this definition.
@@ -100,6 +110,7 @@ private:
   int arity_ = -1;
   OpFlags flags_ = OpFlags::None;
   ActivationKind activation_ = ActivationKind::None;
+  int channelAxis_ = 0;
   TypeRule typeRule_ = nullptr;
   mutable Op node_;
 };

@@ -373,8 +373,10 @@ const OpFlags kAct = OpFlags::Pure | OpFlags::Elementwise;
             TRANSPOSED ? ints({0}) : AttrValue::string("zeros"))                                   \
       .flags(OpFlags::Pure)                                                                        \
       .typeRule(RULE)
-KC_CONV(conv1d_, "nn.Conv1d", conv1d, false);
-KC_CONV(conv2d_, "nn.Conv2d", conv2d, false);
+// Their weights' rows are their output channels (dim 1), so batch
+// normalization after them folds into weight and bias.
+KC_CONV(conv1d_, "nn.Conv1d", conv1d, false).channelAxis(1);
+KC_CONV(conv2d_, "nn.Conv2d", conv2d, false).channelAxis(1);
 KC_CONV(conv3d_, "nn.Conv3d", conv3d, false);
 KC_CONV(convt1d_, "nn.ConvTranspose1d", convT1d, true);
 KC_CONV(convt2d_, "nn.ConvTranspose2d", convT2d, true);
@@ -389,6 +391,7 @@ KC_REGISTER_OP(linear_, "nn.Linear")
     .attr("out_features", AttrValue::integer(0))
     .attr("bias", AttrValue::boolean(true))
     .flags(OpFlags::Pure)
+    .channelAxis(-1)
     .typeRule(linear);
 
 // Normalization.
@@ -405,8 +408,8 @@ KC_REGISTER_OP(linear_, "nn.Linear")
       .attr("affine", AttrValue::boolean(true))                                                    \
       .flags(OpFlags::Pure)                                                                        \
       .typeRule(sameAsInput)
-KC_BN(bn1d_, "nn.BatchNorm1d");
-KC_BN(bn2d_, "nn.BatchNorm2d");
+KC_BN(bn1d_, "nn.BatchNorm1d").flags(OpFlags::BatchNorm);
+KC_BN(bn2d_, "nn.BatchNorm2d").flags(OpFlags::BatchNorm);
 KC_BN(bn3d_, "nn.BatchNorm3d");
 
 KC_REGISTER_OP(layernorm_, "nn.LayerNorm")
