@@ -76,7 +76,7 @@ constexpr int64_t kDeepK = 256, kPanelAnyDepthOutputs = 64, kPanelMaxOutputs = 2
 constexpr int64_t kMinStripOutputs = 8;
 
 /// The panel and strip kernels both run any layer the two thresholds above
-/// divide between them, at speeds close near those thresholds, while
+/// divide between them, at close speeds near those thresholds, while
 /// packing a weight again costs a new shape's first run far more than the
 /// difference: resnet18 run at 1x3x320x320 after 1x3x224x224 has two layers
 /// cross them (a 3x3 one from 196 to 400 outputs, a 1x1 one from 49 to
@@ -91,8 +91,8 @@ constexpr bool kKeepPackedGemm = true;
 /// lanes where masks are fast, which saves the padded copy. Padding 1 is
 /// read in place from widths of 24 (a row then has a full step of 8
 /// outputs at either stride); on large planes copying into a padded plane
-/// cost as much as the arithmetic. Widths up to uk::kDepthwiseMaxWidth (the row of zeros read
-/// outside the plane).
+/// cost as much as the arithmetic. Widths up to uk::kDepthwiseMaxWidth
+/// (the row of zeros read outside the plane).
 constexpr int64_t kMaskedMinRow = 9, kMaskedMaxPad = 16, kPad1MinWidth = 24;
 
 /// im2col + OpenBLAS: output rows per block such that a block's patches and
