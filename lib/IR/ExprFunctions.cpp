@@ -3,13 +3,22 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <cmath>
+
 namespace kc {
 
 namespace {
+namespace value {
+// Each function's formula, in double.
+#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value)                                             \
+  double Id(double x, [[maybe_unused]] double y) { return double(Value); }
+#include "kc/IR/ExprFunctions.def"
+} // namespace value
+
 const ExprFunction kFunctions[] = {
-#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value) {Name, Arity, Flags, Doc, true},
-#define KC_EXPR_ALIAS(Id, Name, Arity, Flags, Doc, Of) {Name, Arity, Flags, Doc, true},
-#define KC_EXPR_OTHER(Id, Name, Arity, Flags, Doc) {Name, Arity, Flags, Doc, false},
+#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value) {Name, Arity, Flags, Doc, &value::Id},
+#define KC_EXPR_ALIAS(Id, Name, Arity, Flags, Doc, Of) {Name, Arity, Flags, Doc, &value::Of},
+#define KC_EXPR_OTHER(Id, Name, Arity, Flags, Doc) {Name, Arity, Flags, Doc, nullptr},
 #include "kc/IR/ExprFunctions.def"
 };
 } // namespace

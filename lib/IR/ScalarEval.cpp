@@ -3,7 +3,6 @@
 #include "kc/IR/ExprFunctions.h"
 #include "kc/Support/FloatToInt.h"
 
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -57,27 +56,6 @@ template <typename F> static IntResult roundToInt(double v, F round) {
   return std::nullopt;
 }
 
-namespace {
-namespace value {
-// Each function's floating-point value, in double (ExprFunctions.def).
-#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value)                                             \
-  [[maybe_unused]] double Id(double x, [[maybe_unused]] double y) { return double(Value); }
-#include "kc/IR/ExprFunctions.def"
-} // namespace value
-
-using ValueFn = double (*)(double, double);
-
-/// The floating-point value of function `op` (of x, or of x and y), or
-/// null if it has none.
-ValueFn valueOf(llvm::StringRef op) {
-  return llvm::StringSwitch<ValueFn>(op)
-#define KC_EXPR_FN(Id, Name, Arity, Flags, Doc, Value) .Case(Name, &value::Id)
-#define KC_EXPR_ALIAS(Id, Name, Arity, Flags, Doc, Of) .Case(Name, &value::Of)
-#include "kc/IR/ExprFunctions.def"
-      .Default(nullptr);
-}
-} // namespace
-
 /// torch.<dtype>(x) of a number, where the value is kept exactly: floats to
 /// f32 or f64, truncation to i64 or i32 within range, bool; other casts are
 /// left to run time.
@@ -107,26 +85,25 @@ static std::optional<AttrValue> evalCast(DType to, const AttrValue &x) {
 static std::optional<AttrValue> evalUnary(llvm::StringRef op, const AttrValue &x) {
   if (auto cast = parseTorchDType(op))
     return evalCast(*cast, x);
+  const ExprFunction *f = findExprFunction(op);
   if (x.isInt() || x.isBool()) {
     int64_t v = x.isBool() ? x.getBool() : x.getInt();
     if (op == "neg") return intSub(0, v);
     if (op == "abs") return v < 0 ? intSub(0, v) : AttrValue::integer(v);
     if (op == "sign") return AttrValue::integer((v > 0) - (v < 0));
     if (op == "square") return intMul(v, v);
-    if (const ExprFunction *f = findExprFunction(op); f && f->is(exprfn::Rounding))
+    if (f && f->is(exprfn::Rounding))
       return AttrValue::integer(v);
   }
   if (!x.isNumber())
     return std::nullopt;
   double v = x.getNumber();
-  const ExprFunction *f = findExprFunction(op);
-  ValueFn value = valueOf(op);
-  if (!f || f->arity != 1 || !value)
+  if (!f || f->arity != 1 || !f->value)
     return std::nullopt;
   // Rounding to an integer gives a Python int, as torch/pnnx fold them.
   if (f->is(exprfn::Rounding))
-    return roundToInt(v, [&](double a) { return value(a, 0); });
-  return AttrValue::real(value(v, 0));
+    return roundToInt(v, [&](double a) { return f->value(a, 0); });
+  return AttrValue::real(f->value(v, 0));
 }
 
 static std::optional<AttrValue> evalBinary(llvm::StringRef op, const AttrValue &a,
@@ -171,10 +148,9 @@ static std::optional<AttrValue> evalBinary(llvm::StringRef op, const AttrValue &
   double y = b.isBool() ? b.getBool() : b.getNumber();
   // And, or and xor are bitwise on integers, refused on numbers.
   const ExprFunction *f = findExprFunction(op);
-  ValueFn value = valueOf(op);
-  if (!f || f->arity != 2 || f->is(exprfn::Logical) || !value)
+  if (!f || f->arity != 2 || f->is(exprfn::Logical) || !f->value)
     return std::nullopt;
-  return AttrValue::real(value(x, y));
+  return AttrValue::real(f->value(x, y));
 }
 
 std::optional<AttrValue> evalScalarOp(llvm::StringRef op, llvm::ArrayRef<AttrValue> args) {

@@ -29,9 +29,10 @@ struct ExprFunction {
   int arity;
   unsigned flags;
   llvm::StringRef doc;
-  /// Whether the expression kernel computes it in f32 (a KC_EXPR_FN or
-  /// KC_EXPR_ALIAS entry).
-  bool hasFloatValue;
+  /// Its floating-point value (of x, or of x and y), in double, from the
+  /// table's formula; null for a KC_EXPR_OTHER entry, which the expression
+  /// kernel refuses.
+  double (*value)(double x, double y);
 
   bool is(unsigned flag) const { return (flags & flag) != 0; }
 };

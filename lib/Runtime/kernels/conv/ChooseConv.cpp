@@ -81,8 +81,8 @@ constexpr int64_t kMinStripOutputs = 8;
 /// difference: resnet18 run at 1x3x320x320 after 1x3x224x224 has two layers
 /// cross them (a 3x3 one from 196 to 400 outputs, a 1x1 one from 49 to
 /// 100), and packing their 1.7 MB of weights again took 9.4 ms of that
-/// first run. So a weight already packed for one of the two keeps it.
-constexpr bool kKeepPackedGemm = true;
+/// first run. So a weight already packed for one of the two keeps it
+/// (chooseConv, last).
 
 /// 3x3 depthwise layers: the masked loop (16 lanes) takes rows of more than
 /// 8 outputs (mobilenet_v2's such layers 1.38 to 1.20 ms at 1 thread; on
@@ -146,13 +146,11 @@ ConvChoice chooseConv(const ConvGeometry &g, const ConvContext &ctx) {
     c.blockRows = std::clamp<int64_t>(cols / g.OW, 1, g.OH);
     c.minBlocksPerThread = kMinBlocksPerThread;
   }
-  if (kKeepPackedGemm) {
-    if (c.algo == ConvAlgo::PanelGemm && ctx.stripsPacked && !ctx.panelsPacked &&
-        g.OCg() >= kMinStripOutputs)
-      c.algo = ConvAlgo::StripGemm;
-    else if (c.algo == ConvAlgo::StripGemm && ctx.panelsPacked && !ctx.stripsPacked)
-      c.algo = ConvAlgo::PanelGemm;
-  }
+  if (c.algo == ConvAlgo::PanelGemm && ctx.stripsPacked && !ctx.panelsPacked &&
+      g.OCg() >= kMinStripOutputs)
+    c.algo = ConvAlgo::StripGemm;
+  else if (c.algo == ConvAlgo::StripGemm && ctx.panelsPacked && !ctx.stripsPacked)
+    c.algo = ConvAlgo::PanelGemm;
   // Stride-2 layers on the strip kernel first split each input row by
   // column parity, so the patches are gathered by row copies (yolo_small
   // 2.02 to 1.95 ms).

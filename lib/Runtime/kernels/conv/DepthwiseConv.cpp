@@ -40,16 +40,16 @@ public:
     if (choice_.depthwise == DepthwiseLoop::Masked3x3 ||
         choice_.depthwise == DepthwiseLoop::MaskedShort3x3 ||
         choice_.depthwise == DepthwiseLoop::Pad1x3x3) {
+      // The masked loop on the vector's lanes, or on 8 for short rows.
+      const uk::DepthwiseMaskedFn masked = choice_.depthwise == DepthwiseLoop::MaskedShort3x3
+                                               ? uks.depthwiseMaskedShort[g.SW - 1]
+                                               : uks.depthwiseMasked[g.SW - 1];
       parallelFor(g.N * g.C, true, [&](int64_t plane) {
         int64_t c = plane % g.C;
         const float *src = x + plane * g.H * g.W, *k = w_.w.data<float>() + c * 9;
         float b = bias ? bias[c] : 0.f;
-        if (choice_.depthwise == DepthwiseLoop::Masked3x3)
-          uks.depthwiseMasked[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, g.PH, g.PW, k, b,
-                                        e);
-        else if (choice_.depthwise == DepthwiseLoop::MaskedShort3x3)
-          uks.depthwiseMaskedShort[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, g.PH, g.PW,
-                                             k, b, e);
+        if (choice_.depthwise != DepthwiseLoop::Pad1x3x3)
+          masked(src, y + plane * HW, g.H, g.W, g.OH, g.OW, g.PH, g.PW, k, b, e);
         else
           uks.depthwisePad1[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, k, b, e);
       });
