@@ -58,7 +58,7 @@ public:
       }
     removed += f->params().size() - params.size();
     Function nf = make<const FunctionNode>(f->name(), params, f->body(), f->retType(),
-                                           f->isPrimitive(), f->attrs());
+                                           f->functionKind(), f->attrs());
     Call n = call(Expr(nf), args, c->attrs(), keys, c->name());
     n->setLoc(c->loc());
     return n;

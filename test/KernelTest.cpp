@@ -10,6 +10,8 @@
 // Tolerance, elementwise: |got - ref| <= 1e-5 + 1e-5 * |ref|.
 //
 //===----------------------------------------------------------------------===//
+#include "FuseOps.h"
+
 #include "kc/IR/Expr.h"
 #include "kc/IR/Module.h"
 #include "kc/IR/Parser.h"
@@ -1679,6 +1681,7 @@ void checkExpandDepthwise(int64_t N, int64_t C, int64_t H, int64_t W, int64_t E,
   auto m = std::make_shared<Module>();
   m->add(make<const FunctionNode>("main", std::vector<Var>{xv}, body, Type(), false));
   inferOrFail(*m);
+  test::fuseOps(*m);
   auto mid = convRef(pw, x, w1, b1, H, W);
   std::vector<float> midF(mid.size());
   for (size_t i = 0; i < mid.size(); ++i)

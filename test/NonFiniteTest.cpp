@@ -8,6 +8,8 @@
 // 2 ulp); NaN must be NaN and an infinity the same infinity.
 //
 //===----------------------------------------------------------------------===//
+#include "FuseOps.h"
+
 #include "kc/IR/Expr.h"
 #include "kc/IR/Module.h"
 #include "kc/IR/Parser.h"
@@ -173,6 +175,7 @@ ModulePtr layerThenAct(const std::string &layer, Attrs layerAttrs, std::vector<i
   m->add(make<const FunctionNode>("main", std::vector<Var>{x}, Expr(a), Type(), false));
   if (llvm::Error e = inferTypes(*m))
     FAIL(llvm::toString(std::move(e)));
+  test::fuseOps(*m);
   return m;
 }
 

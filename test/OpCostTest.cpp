@@ -5,6 +5,7 @@
 // summary's totals; the profile's shapes and FLOPs of a fused step.
 //
 //===----------------------------------------------------------------------===//
+#include "FuseOps.h"
 #include "TestPaths.h"
 
 #include "kc/IR/Functor.h"
@@ -138,6 +139,7 @@ TEST_CASE("op cost: the profile gives each step's shapes and FLOPs") {
   auto m = loadModule(std::string(KC_SOURCE_DIR) + "/examples/cnn_basic/model.pnnx.param");
   REQUIRE_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
   REQUIRE(!inferTypes(**m));
+  test::fuseOps(**m);
   rt::CompileOptions opts;
   opts.profile = true;
   auto cm = rt::CompiledModel::compile(**m, opts);

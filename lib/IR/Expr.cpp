@@ -109,7 +109,7 @@ Function withBody(const Function &f, llvm::ArrayRef<Var> params, Expr body) {
   if (same)
     return f;
   Function n = make<const FunctionNode>(f->name(), params, std::move(body), f->retType(),
-                                        f->isPrimitive(), f->attrs());
+                                        f->functionKind(), f->attrs());
   n->setLoc(f->loc());
   return n;
 }

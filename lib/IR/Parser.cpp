@@ -456,7 +456,9 @@ private:
     auto ret = parseType();
     if (!ret)
       return ret.takeError();
-    bool primitive = consume("primitive");
+    FunctionKind kind = consume("primitive") ? FunctionKind::Expression
+                        : consume("fused")   ? FunctionKind::Fused
+                                             : FunctionKind::Graph;
     if (auto e = expect("{", "to open the function body"))
       return e;
     while (true) {
@@ -473,7 +475,7 @@ private:
       return result.takeError();
     if (auto e = expect("}", "to close the function body"))
       return e;
-    Function f = make<const FunctionNode>(*name, params, *result, *ret, primitive);
+    Function f = make<const FunctionNode>(*name, params, *result, *ret, kind);
     f->setLoc(fnLoc_);
     return f;
   }

@@ -63,6 +63,19 @@ template <typename F> void forEachNodeInPostOrder(const Expr &root, F &&f) {
   }
 }
 
+/// The marker after a function's result type: ` primitive` or ` fused`.
+const char *functionKindText(FunctionKind kind) {
+  switch (kind) {
+  case FunctionKind::Graph:
+    return "";
+  case FunctionKind::Expression:
+    return " primitive";
+  case FunctionKind::Fused:
+    return " fused";
+  }
+  return "";
+}
+
 /// Prints one function. The functor gives each node its operand text
 /// (`%3`, `2.5:f32`) and emits its defining line; nodes are visited in post
 /// order, iteratively, so operands are always named first.
@@ -81,7 +94,7 @@ public:
       os_ << (i ? ", " : "") << names_[p.get()] << ": " << typeToString(p->type());
     }
     Type ret = fn_.retType() ? fn_.retType() : fn_.body()->type();
-    os_ << ") -> " << typeToString(ret) << (fn_.isPrimitive() ? " primitive" : "") << " {\n";
+    os_ << ") -> " << typeToString(ret) << functionKindText(fn_.functionKind()) << " {\n";
     // Callee functions are printed on their own and referenced by name, so
     // the walk does not enter them.
     forEachNodeInPostOrder(fn_.body(), [&](const Expr &e) { names_[e.get()] = VisitExpr(e); });

@@ -30,25 +30,39 @@ ModuleSummary summarizeModule(const Module &m) {
   if (!main)
     return s;
   llvm::StringMap<OpTypeSummary> byOp;
-  // Only main's own dataflow: expression bodies are counted through their calls.
+  // Only main's own dataflow: expression bodies are counted through their
+  // calls; a fused group is one call, named by its ops (`nn.Conv2d+nn.ReLU`,
+  // as profiles name its step), whose weights count as main's.
   llvm::DenseSet<const ExprNode *> seen;
+  auto countWeight = [&](const ExprNode *e) {
+    auto *k = llvm::dyn_cast<ConstantNode>(e);
+    if (!k || !seen.insert(e).second)
+      return;
+    if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(k->type().get()); tt && !k->isScalar())
+      if (auto n = tt->numElements()) {
+        s.parameters += *n;
+        s.parameterBytes += uint64_t(*n) * dtypeSize(tt->dtype());
+      }
+  };
   auto visited = [&](const Expr &e) { return seen.count(e.get()) != 0; };
   ExpandDataflow(main->body(), visited, [&](const Expr &e) {
+    if (llvm::isa<ConstantNode>(e.get()))
+      return countWeight(e.get());
     if (!seen.insert(e.get()).second)
       return;
-    if (auto *k = llvm::dyn_cast<ConstantNode>(e.get())) {
-      if (auto *tt = llvm::dyn_cast_or_null<TensorTypeNode>(k->type().get()); tt && !k->isScalar())
-        if (auto n = tt->numElements()) {
-          s.parameters += *n;
-          s.parameterBytes += uint64_t(*n) * dtypeSize(tt->dtype());
-        }
-      return;
-    }
     auto *c = llvm::dyn_cast<CallNode>(e.get());
     if (!c)
       return;
-    bool isExpr = llvm::isa<FunctionNode>(c->callee().get());
-    std::string name = isExpr ? "(expression)" : c->calleeName().str();
+    std::string name = c->calleeName().str();
+    if (auto *fn = llvm::dyn_cast<FunctionNode>(c->callee().get())) {
+      name = fn->isFused() ? "" : "(expression)";
+      if (fn->isFused())
+        PostOrderVisit(fn->body(), [&](const Expr &b) {
+          countWeight(b.get());
+          if (auto *bc = llvm::dyn_cast<CallNode>(b.get()))
+            name += (name.empty() ? "" : "+") + bc->calleeName().str();
+        });
+    }
     OpTypeSummary &o = byOp[name];
     o.op = name;
     ++o.calls;

@@ -67,7 +67,7 @@ public:
     for (const Function &f : functions)
       out->add(f);
     Function copy =
-        make<const FunctionNode>("main", vars, body, Type(), main.isPrimitive(), main.attrs());
+        make<const FunctionNode>("main", vars, body, Type(), main.functionKind(), main.attrs());
     copy->setLoc(main.loc());
     out->add(copy);
     return out;
@@ -85,7 +85,7 @@ public:
     }
     Expr body = graph(f.body(), map);
     Function copy =
-        make<const FunctionNode>(name, params, body, Type(), f.isPrimitive(), f.attrs());
+        make<const FunctionNode>(name, params, body, Type(), f.functionKind(), f.attrs());
     copy->setLoc(f.loc());
     return copy;
   }

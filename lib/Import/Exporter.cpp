@@ -2,6 +2,7 @@
 #include "kc/Import/Exporter.h"
 #include "kc/IR/Diagnostic.h"
 #include "kc/IR/Functor.h"
+#include "kc/IR/InlineFused.h"
 #include "kc/IR/Op.h"
 #include "kc/IR/Rpn.h"
 #include "kc/Import/ExpressionParser.h"
@@ -571,7 +572,11 @@ private:
 
 } // namespace
 
-llvm::Expected<ExportedPnnx> exportPnnx(const Module &m) { return PnnxWriter(m).run(); }
+llvm::Expected<ExportedPnnx> exportPnnx(const Module &m) {
+  // PNNX has no fused groups: each is written as its calls.
+  ModulePtr flat = inlineFusedCalls(m);
+  return PnnxWriter(*flat).run();
+}
 
 llvm::Error writePnnx(const ExportedPnnx &r, llvm::StringRef paramPath, llvm::StringRef binPath) {
   // A .param without its .bin (or with a partial one) would load as a

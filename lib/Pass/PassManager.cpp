@@ -29,7 +29,7 @@ static llvm::Error withContext(llvm::Error e, const llvm::Twine &context) {
 
 llvm::StringRef defaultPipeline() {
   return "infer-types,fold-constants,simplify-expr,fuse-conv-bn,cse,dce,merge-expressions,"
-         "fold-constants,lower-rpn";
+         "fold-constants,lower-rpn,fuse-ops";
 }
 
 /// Splits `text` at top-level commas (commas inside `{...}` belong to options).

@@ -1,12 +1,14 @@
 //===- Schedule.cpp - Kernels bound to a module's calls -------------------===//
 //
-// Binding, fusion and aliasing, call by call in dataflow order. Each fusion
-// decision is its own function (fusableActivation, readByOneOnly,
-// foldActivation, absorbReader), so that they can move into IR passes.
+// Binding, fusion and aliasing, call by call in dataflow order. Which calls
+// run as one step is decided in the IR (passes/FuseOps.cpp groups them into
+// fused functions); here the calls of a group are bound one by one and
+// joined where their kernels can join (foldActivation, absorbReader).
 //
 //===----------------------------------------------------------------------===//
 #include "kc/Runtime/Schedule.h"
 #include "kc/IR/Diagnostic.h"
+#include "kc/IR/Functor.h"
 #include "kc/IR/OpCost.h"
 #include "kc/IR/Rpn.h"
 #include "kc/IR/Uses.h"
@@ -120,6 +122,7 @@ public:
 
 private:
   void visit(const Expr &e);
+  void visitFused(const CallNode &c, const FunctionNode &fn);
   unsigned newValue(const Type &t, const llvm::Twine &what);
   std::optional<unsigned> valueOf(const Expr &e, const llvm::Twine &user);
   llvm::Expected<std::unique_ptr<OpKernel>> bind(const CallNode &c);
@@ -134,6 +137,8 @@ private:
   KernelBuildContext kctx_;
   llvm::DenseMap<const ExprNode *, unsigned> uses_;
   llvm::DenseSet<const ExprNode *> mainOutputs_;
+  /// Inside a fused group's body: its calls may join into one step.
+  bool inGroup_ = false;
   Schedule s_;
   llvm::Error err_ = llvm::Error::success();
   llvm::DenseMap<const ExprNode *, std::vector<unsigned>> ids_;
@@ -230,7 +235,7 @@ ScheduleStep *Scheduler::soleProducer(const CallNode &c, const ScheduleStep &ste
 /// an alias of the producer's.
 bool Scheduler::foldActivation(const CallNode &c, ScheduleStep &step,
                                llvm::ArrayRef<unsigned> outs) {
-  std::optional<Activation> act = opts_.fuse ? fusableActivation(c) : std::nullopt;
+  std::optional<Activation> act = inGroup_ && opts_.fuse ? fusableActivation(c) : std::nullopt;
   ScheduleStep *producer = act ? soleProducer(c, step) : nullptr;
   if (!producer || producer->outputs[0] != step.inputs[0] ||
       !producer->kernel->fuseActivation(*act))
@@ -249,7 +254,8 @@ bool Scheduler::foldActivation(const CallNode &c, ScheduleStep &step,
 /// output, and the value between them is never stored.
 bool Scheduler::absorbReader(const CallNode &c, std::unique_ptr<OpKernel> &kernel,
                              const ScheduleStep &step, llvm::ArrayRef<unsigned> outs) {
-  ScheduleStep *producer = opts_.fuse && outs.size() == 1 ? soleProducer(c, step) : nullptr;
+  ScheduleStep *producer =
+      inGroup_ && opts_.fuse && outs.size() == 1 ? soleProducer(c, step) : nullptr;
   std::unique_ptr<OpKernel> both = producer ? producer->kernel->absorb(*kernel) : nullptr;
   if (!both)
     return false;
@@ -311,6 +317,8 @@ void Scheduler::visit(const Expr &e) {
     return;
   }
   auto *c = llvm::cast<CallNode>(n);
+  if (auto *fn = llvm::dyn_cast<FunctionNode>(c->callee().get()); fn && fn->isFused())
+    return visitFused(*c, *fn);
   ScheduleStep step;
   step.op = clipInput(c->calleeName());
   step.name = c->name();
@@ -371,6 +379,53 @@ void Scheduler::visit(const Expr &e) {
   step.outputs = outs;
   stepOf_[n] = s_.steps.size();
   s_.steps.push_back(std::move(step));
+}
+
+/// A call of a fused group: its body's calls are scheduled in place, with
+/// its parameters standing for the call's arguments, and join into one step
+/// where their kernels can (a kernel that cannot take the activation after
+/// it leaves that activation a step of its own).
+void Scheduler::visitFused(const CallNode &c, const FunctionNode &fn) {
+  if (inGroup_ || fn.params().size() != c.numArgs()) {
+    err_ = error(describe(c) + ": a fused group must be called from main with one argument per "
+                               "parameter");
+    return;
+  }
+  // A group called twice is scheduled twice: its calls' values are the
+  // previous call's until they are visited again.
+  std::vector<Expr> body;
+  PostOrderVisit(fn.body(), [&](const Expr &e) {
+    if (llvm::isa<CallNode>(e.get()) || llvm::isa<TupleNode>(e.get()) ||
+        llvm::isa<TupleGetItemNode>(e.get())) {
+      ids_.erase(e.get());
+      stepOf_.erase(e.get());
+    }
+    body.push_back(e);
+  });
+  for (size_t i = 0; i < c.numArgs(); ++i) {
+    auto v = valueOf(c.arg(i), describe(c));
+    if (!v) {
+      if (!err_)
+        err_ = error(describe(c) + ": argument " + llvm::Twine(i) + " is not a tensor value");
+      return;
+    }
+    ids_[fn.params()[i].get()] = {*v};
+  }
+  llvm::DenseMap<const ExprNode *, unsigned> outer = std::move(uses_);
+  uses_ = countUses(Function(&fn));
+  inGroup_ = true;
+  for (const Expr &e : body) {
+    visit(e);
+    if (err_)
+      break;
+  }
+  inGroup_ = false;
+  uses_ = std::move(outer);
+  if (err_)
+    return;
+  ids_[&c] = ids_[fn.body().get()];
+  if (auto st = stepOf_.find(fn.body().get()); st != stepOf_.end())
+    stepOf_[&c] = st->second;
 }
 
 } // namespace

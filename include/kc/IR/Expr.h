@@ -169,13 +169,33 @@ using Call = Ref<const CallNode>;
 
 //===----------------------------------------------------------------------===//
 
+/// What a function is. The kinds differ in how the interpreter runs a call
+/// of one and in how the text form marks it (`primitive`, `fused`).
+enum class FunctionKind : uint8_t {
+  /// A graph of calls, like `main`.
+  Graph,
+  /// One elementwise computation over scalars and tensors (the AST of a
+  /// `pnnx.Expression`): the interpreter runs it as one kernel.
+  Expression,
+  /// A group of calls the fuse-ops pass found to run as one step (a
+  /// convolution and the activation after it): the interpreter binds the
+  /// calls' kernels and joins them.
+  Fused,
+};
+
 class FunctionNode final : public ExprNode {
 public:
   FunctionNode(std::string name, llvm::ArrayRef<Var> params, Expr body, Type retType,
-               bool primitive, Attrs attrs = {})
+               FunctionKind kind, Attrs attrs = {})
       : ExprNode(NodeKind::Function), name_(std::move(name)), params_(params.begin(), params.end()),
-        body_(std::move(body)), retType_(std::move(retType)), primitive_(primitive),
+        body_(std::move(body)), retType_(std::move(retType)), kind_(kind),
         attrs_(std::move(attrs)) {}
+  /// `primitive`: an Expression function, otherwise a Graph.
+  FunctionNode(std::string name, llvm::ArrayRef<Var> params, Expr body, Type retType,
+               bool primitive, Attrs attrs = {})
+      : FunctionNode(std::move(name), params, std::move(body), std::move(retType),
+                     primitive ? FunctionKind::Expression : FunctionKind::Graph, std::move(attrs)) {
+  }
 
   /// The global symbol (`main`, `pnnx_expr_3`).
   const std::string &name() const { return name_; }
@@ -186,9 +206,12 @@ public:
   /// Type inference makes the declared result type as precise as the body's
   /// (derived data, like every node's type).
   void setRetType(Type t) const { retType_ = std::move(t); }
+  FunctionKind functionKind() const { return kind_; }
   /// A primitive function is one fused elementwise/scalar computation (a
   /// `pnnx.Expression`): the interpreter runs it as one kernel.
-  bool isPrimitive() const { return primitive_; }
+  bool isPrimitive() const { return kind_ == FunctionKind::Expression; }
+  /// A fused group of op calls (see FunctionKind::Fused).
+  bool isFused() const { return kind_ == FunctionKind::Fused; }
   const Attrs &attrs() const { return attrs_; }
 
   static bool classof(const Node *n) { return n->kind() == NodeKind::Function; }
@@ -198,7 +221,7 @@ private:
   llvm::SmallVector<Var, 4> params_;
   Expr body_;
   mutable Type retType_;
-  bool primitive_;
+  FunctionKind kind_;
   Attrs attrs_;
 };
 using Function = Ref<const FunctionNode>;

@@ -42,12 +42,15 @@ enum class OpFlags : uint32_t {
   Pure = 1u << 2,        ///< no side effects: CSE/DCE/folding may apply
   Opaque = 1u << 3,      ///< unknown to kc: no type rule, no kernel
   Commutative = 1u << 4,
-  Variadic = 1u << 5,    ///< any number of positional data inputs
-  NoOp = 1u << 6,        ///< returns its first input unchanged (dce removes it)
+  Variadic = 1u << 5, ///< any number of positional data inputs
+  NoOp = 1u << 6,     ///< returns its first input unchanged (dce removes it)
   /// Inference batch normalization: dim 1 scaled and shifted per channel by
   /// running_mean, running_var, weight and bias (fuse-conv-bn folds it into
   /// a producer with a channel axis).
   BatchNorm = 1u << 7,
+  /// Takes the activation after it into its epilogue (convolutions,
+  /// nn.Linear): fuse-ops groups the two into one fused function.
+  FusesActivation = 1u << 8,
 };
 inline OpFlags operator|(OpFlags a, OpFlags b) { return OpFlags(uint32_t(a) | uint32_t(b)); }
 

@@ -18,8 +18,9 @@ namespace kc {
 
 class OpDef;
 
-/// FLOPs of `call` (an op, or a primitive expression function), or nullopt
-/// when a type it needs is unknown or dynamic, or the op has no cost rule.
+/// FLOPs of `call` (an op, an expression function, or the sum over a fused
+/// group's calls), or nullopt when a type it needs is unknown or dynamic, or
+/// the op has no cost rule.
 std::optional<double> flopCount(const CallNode &call);
 
 /// The FLOPs of two calls run as one, known when both are.

@@ -101,7 +101,7 @@ const OpFlags kPure = OpFlags::Pure;
       .attr("dilation", AttrValue())                                                               \
       .attr("groups", AttrValue::integer(1))                                                       \
       .attr("output_padding", AttrValue())                                                         \
-      .flags(kPure | OpFlags::Variadic)                                                            \
+      .flags(kPure | OpFlags::Variadic | OpFlags::FusesActivation)                                 \
       .typeRule(RULE)
 KC_FCONV(fconv1d_, "F.conv1d", conv1d);
 KC_FCONV(fconv2d_, "F.conv2d", conv2d);

@@ -371,7 +371,7 @@ const OpFlags kAct = OpFlags::Pure | OpFlags::Elementwise;
       .attr("bias", AttrValue::boolean(true))                                                      \
       .attr(TRANSPOSED ? "output_padding" : "padding_mode",                                        \
             TRANSPOSED ? ints({0}) : AttrValue::string("zeros"))                                   \
-      .flags(OpFlags::Pure)                                                                        \
+      .flags(OpFlags::Pure | OpFlags::FusesActivation)                                             \
       .typeRule(RULE)
 // Their weights' rows are their output channels (dim 1), so batch
 // normalization after them folds into weight and bias.
@@ -390,7 +390,7 @@ KC_REGISTER_OP(linear_, "nn.Linear")
     .attr("in_features", AttrValue::integer(0))
     .attr("out_features", AttrValue::integer(0))
     .attr("bias", AttrValue::boolean(true))
-    .flags(OpFlags::Pure)
+    .flags(OpFlags::Pure | OpFlags::FusesActivation)
     .channelAxis(-1)
     .typeRule(linear);
 

@@ -10,6 +10,7 @@
 #include "TypeRuleUtils.h"
 
 #include "kc/IR/Einsum.h"
+#include "kc/IR/Functor.h"
 #include "kc/IR/OpCost.h"
 #include "kc/IR/Rpn.h"
 
@@ -437,6 +438,14 @@ bool hasCostRule(const OpDef &op) { return ruleFor(op) != nullptr; }
 
 std::optional<double> flopCount(const CallNode &call) {
   if (auto *fn = llvm::dyn_cast<FunctionNode>(call.callee().get())) {
+    if (!fn->isPrimitive()) { // a fused group, or a graph: the sum of its calls
+      std::optional<double> sum = 0.0;
+      PostOrderVisit(fn->body(), [&](const Expr &e) {
+        if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
+          sum = plusFlops(sum, flopCount(*c));
+      });
+      return sum;
+    }
     auto p = lowerToRpn(*fn);
     if (!p) {
       llvm::consumeError(p.takeError());

@@ -1,0 +1,284 @@
+//===- FuseOps.cpp - Group calls that run as one step ---------------------===//
+//
+// Finds the calls of `main` that the interpreter can run as one step and
+// makes each group a fused function, so that the grouping is part of the
+// IR: `kc-opt` prints it, lit tests pin it, and the interpreter executes it.
+//
+//   %1 = nn.Conv2d(%0, weight=@w) ...          fn @fused_0(%x: ...) -> ... fused {
+//   %2 = nn.ReLU(%1)                  ⇒          %1 = nn.Conv2d(%x, weight=@w) ...
+//                                                %2 = nn.ReLU(%1)
+//                                                return %2
+//                                              }
+//                                              %2 = @fused_0(%0)
+//
+// Two patterns, each joining a call to the group that computes its only
+// data input, when that value is read by nothing else and is no model
+// output:
+//   - an activation (OpDef::activation) after an op that applies one in its
+//     epilogue (OpFlags::FusesActivation: convolutions, nn.Linear);
+//   - a depthwise 2-D convolution after a pointwise one (1x1, stride 1, no
+//     padding, one group), each with its activation: the interpreter may
+//     then run the two in bands of rows that stay in cache.
+// Whether a kernel takes the activation, or the pair runs in bands, is the
+// interpreter's choice among its kernels; a group it cannot join runs as
+// its calls, one step each, with the same result.
+//
+//===----------------------------------------------------------------------===//
+#include "kc/IR/Functor.h"
+#include "kc/IR/Op.h"
+#include "kc/IR/Uses.h"
+#include "kc/Pass/Pass.h"
+#include "kc/Pass/PassUtils.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace kc;
+
+namespace {
+
+/// The data operands of a call (weights and scalar constants excluded).
+llvm::SmallVector<const ExprNode *, 2> dataInputs(const CallNode &c) {
+  llvm::SmallVector<const ExprNode *, 2> r;
+  for (size_t i = 0; i < c.numArgs(); ++i) {
+    const ExprNode *a = c.arg(i).get();
+    if (c.keys()[i].role == ArgRole::Weight)
+      continue;
+    if (auto *k = llvm::dyn_cast<ConstantNode>(a); k && k->isScalar())
+      continue;
+    r.push_back(a);
+  }
+  return r;
+}
+
+bool isOp(const CallNode &c, OpFlags f) {
+  const OpDef *d = c.opDef();
+  return d && d->is(f);
+}
+
+bool isActivation(const CallNode &c) {
+  const OpDef *d = c.opDef();
+  return d && d->activation() != ActivationKind::None;
+}
+
+/// Whether every entry of int-list attribute `key` is `v` (absent: `dflt`).
+bool allEqual(const CallNode &c, llvm::StringRef key, int64_t v, bool dflt) {
+  const AttrValue *a = c.attrs().find(key);
+  if (!a)
+    return dflt;
+  if (a->isString()) // padding="valid", or "same" of a 1x1 kernel
+    return v == 0 && (a->getString() == "valid" || a->getString() == "same");
+  std::vector<int64_t> xs = c.attrs().getInts(key);
+  return !xs.empty() && llvm::all_of(xs, [&](int64_t x) { return x == v; });
+}
+
+const TensorTypeNode *tensorOf(const ExprNode *e) {
+  return llvm::dyn_cast_or_null<TensorTypeNode>(e->type().get());
+}
+
+bool isConv2d(const CallNode &c) { return c.calleeName() == "nn.Conv2d"; }
+
+/// A 1x1 convolution with stride 1, no padding and one group.
+bool isPointwise(const CallNode &c) {
+  return isConv2d(c) && allEqual(c, "kernel_size", 1, false) && allEqual(c, "stride", 1, true) &&
+         allEqual(c, "padding", 0, true) && c.attrs().getInt("groups", 1) == 1;
+}
+
+/// A convolution with one group per channel, as many outputs as inputs.
+bool isDepthwise(const CallNode &c) {
+  if (!isConv2d(c) || c.numArgs() == 0)
+    return false;
+  const TensorTypeNode *in = tensorOf(c.arg(0).get()), *out = tensorOf(&c);
+  int64_t g = c.attrs().getInt("groups", 1);
+  return in && out && in->rank() == 4 && out->rank() == 4 && g > 1 && in->dims()[1] == g &&
+         out->dims()[1] == g;
+}
+
+/// One group as it forms: its calls in dataflow order, and what may join it.
+struct Group {
+  std::vector<const CallNode *> calls;
+  bool takesActivation = false; ///< the last call applies no activation yet
+  bool takesDepthwise = false;  ///< the group is a pointwise convolution (+ activation)
+};
+
+class Grouper {
+public:
+  explicit Grouper(const Function &main) : uses_(countUses(main)) {
+    if (auto *t = llvm::dyn_cast<TupleNode>(main->body().get()))
+      for (const Expr &f : t->fields())
+        outputs_.insert(f.get());
+    else
+      outputs_.insert(main->body().get());
+  }
+
+  /// Assigns `c` (visited in dataflow order) to a group, or to none.
+  void visit(const CallNode &c) {
+    if (!c.opDef())
+      return;
+    if (Group *g = joinable(c)) {
+      if (isActivation(c) && g->takesActivation) {
+        g->takesActivation = false;
+      } else if (isDepthwise(c) && g->takesDepthwise) {
+        g->takesDepthwise = false;
+        g->takesActivation = true;
+      } else {
+        g = nullptr;
+      }
+      if (g) {
+        g->calls.push_back(&c);
+        groupOf_[&c] = g;
+        return;
+      }
+    }
+    if (!isOp(c, OpFlags::FusesActivation))
+      return;
+    groups_.push_back(std::make_unique<Group>());
+    Group *g = groups_.back().get();
+    g->calls.push_back(&c);
+    g->takesActivation = true;
+    g->takesDepthwise = isPointwise(c);
+    groupOf_[&c] = g;
+  }
+
+  /// The groups of two calls or more, keyed by their last call.
+  llvm::DenseMap<const CallNode *, const Group *> fusedByLast() const {
+    llvm::DenseMap<const CallNode *, const Group *> r;
+    for (const auto &g : groups_)
+      if (g->calls.size() > 1)
+        r[g->calls.back()] = g.get();
+    return r;
+  }
+
+private:
+  /// The group whose last call computes `c`'s only data input, read by `c`
+  /// alone.
+  Group *joinable(const CallNode &c) const {
+    auto in = dataInputs(c);
+    if (in.size() != 1 || uses_.lookup(in[0]) != 1 || outputs_.count(in[0]))
+      return nullptr;
+    auto *p = llvm::dyn_cast<CallNode>(in[0]);
+    auto it = p ? groupOf_.find(p) : groupOf_.end();
+    if (it == groupOf_.end() || it->second->calls.back() != p)
+      return nullptr;
+    if (auto *pt = llvm::dyn_cast_or_null<TupleTypeNode>(p->type().get()); pt)
+      return nullptr;
+    return it->second;
+  }
+
+  llvm::DenseMap<const ExprNode *, unsigned> uses_;
+  llvm::DenseSet<const ExprNode *> outputs_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  llvm::DenseMap<const CallNode *, Group *> groupOf_;
+};
+
+/// Replaces each group's last call by a call of the group's fused function;
+/// the group's other calls are then read by nothing and drop out.
+class Fuser final : public MixedModeMutator {
+public:
+  using MixedModeMutator::Rewrite_;
+  Fuser(Module &m, llvm::DenseMap<const CallNode *, const Group *> groups)
+      : m_(m), groups_(std::move(groups)) {}
+  uint64_t numGroups = 0, numCalls = 0;
+
+  Expr Rewrite_(const CallNode *pre, const Expr &post) override {
+    auto it = groups_.find(pre);
+    if (it == groups_.end())
+      return post;
+    const Group &g = *it->second;
+    // The body: the group's calls again, each reading the one before it;
+    // the first call's data operands become the parameters.
+    llvm::DenseMap<const ExprNode *, Expr> inside;
+    std::vector<Var> params;
+    std::vector<Expr> args;
+    Expr last;
+    for (const CallNode *c : g.calls) {
+      std::vector<Expr> operands;
+      for (size_t i = 0; i < c->numArgs(); ++i) {
+        const Expr &a = c->arg(i);
+        if (auto found = inside.find(a.get()); found != inside.end()) {
+          operands.push_back(found->second);
+        } else if (llvm::isa<ConstantNode>(a.get())) {
+          operands.push_back(a);
+        } else {
+          Var p = var("x" + std::to_string(params.size()), a->type());
+          inside[a.get()] = p;
+          params.push_back(p);
+          args.push_back(Mutate(a));
+          operands.push_back(p);
+        }
+      }
+      Call copy = call(c->callee(), operands, c->attrs(), c->keys(), c->name());
+      copy->setLoc(c->loc());
+      copy->setType(c->type());
+      inside[c] = copy;
+      last = copy;
+    }
+    Function fn =
+        make<const FunctionNode>(freshName(), params, last, pre->type(), FunctionKind::Fused);
+    fn->setLoc(g.calls.front()->loc());
+    // Added now, so that the module lists the groups in dataflow order
+    // (setMain keeps the order of the functions it already has).
+    m_.add(fn);
+    ++numGroups;
+    numCalls += g.calls.size();
+    Call n =
+        call(Expr(fn), args, Attrs{}, std::vector<ArgKey>(args.size()), g.calls.front()->name());
+    n->setLoc(g.calls.front()->loc());
+    return n;
+  }
+
+private:
+  std::string freshName() {
+    while (true) {
+      std::string name = "fused_" + std::to_string(next_++);
+      if (!m_.lookup(name))
+        return name;
+    }
+  }
+
+  Module &m_;
+  llvm::DenseMap<const CallNode *, const Group *> groups_;
+  unsigned next_ = 0;
+};
+
+class FuseOps final : public Pass {
+public:
+  llvm::StringRef name() const override { return "fuse-ops"; }
+  llvm::StringRef description() const override {
+    return "Group each convolution or linear layer with the activation after it, and a "
+           "pointwise convolution with the depthwise one it feeds, into fused functions";
+  }
+  llvm::Error run(Module &m) override {
+    Function main = m.main();
+    if (!main)
+      return llvm::Error::success();
+    // main's dataflow only: the bodies of functions it calls (expressions,
+    // groups made before) are not entered.
+    Grouper grouper(main);
+    llvm::DenseSet<const ExprNode *> seen;
+    ExpandDataflow(
+        main->body(), [&](const Expr &e) { return seen.count(e.get()) != 0; },
+        [&](const Expr &e) {
+          if (!seen.insert(e.get()).second)
+            return;
+          if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
+            grouper.visit(*c);
+        });
+    auto groups = grouper.fusedByLast();
+    if (groups.empty())
+      return llvm::Error::success();
+    Fuser f(m, std::move(groups));
+    rewriteMain(m, [&](const Expr &body) { return f.Mutate(body); });
+    numGroups += f.numGroups;
+    numCalls += f.numCalls;
+    return llvm::Error::success();
+  }
+
+private:
+  Statistic numGroups{this, "num-groups", "Fused functions made"};
+  Statistic numCalls{this, "num-calls", "Calls moved into fused functions"};
+};
+
+} // namespace
+
+KC_REGISTER_PASS(FuseOps);
