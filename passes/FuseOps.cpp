@@ -15,7 +15,8 @@
 // data input, when that value is read by nothing else and is no model
 // output:
 //   - an activation (OpDef::activation) after an op that applies one in its
-//     epilogue (OpFlags::FusesActivation: convolutions, nn.Linear);
+//     epilogue (OpFlags::FusesActivation: convolutions, nn.Linear) or after
+//     an expression with an f32 result (a residual sum, then its ReLU);
 //   - a depthwise 2-D convolution after a pointwise one (1x1, stride 1, no
 //     padding, one group), each with its activation: the interpreter may
 //     then run the two in bands of rows that stay in cache.
@@ -76,6 +77,14 @@ const TensorTypeNode *tensorOf(const ExprNode *e) {
   return llvm::dyn_cast_or_null<TensorTypeNode>(e->type().get());
 }
 
+/// A call of an expression function with an f32 result: its kernel applies
+/// an activation to each block as it stores it.
+bool isFloatExpression(const CallNode &c) {
+  auto *f = llvm::dyn_cast<FunctionNode>(c.callee().get());
+  const TensorTypeNode *t = tensorOf(&c);
+  return f && f->isPrimitive() && t && t->dtype() == DType::F32;
+}
+
 bool isConv2d(const CallNode &c) { return c.calleeName() == "nn.Conv2d"; }
 
 /// A 1x1 convolution with stride 1, no padding and one group.
@@ -113,7 +122,8 @@ public:
 
   /// Assigns `c` (visited in dataflow order) to a group, or to none.
   void visit(const CallNode &c) {
-    if (!c.opDef())
+    bool expression = isFloatExpression(c);
+    if (!c.opDef() && !expression)
       return;
     if (Group *g = joinable(c)) {
       if (isActivation(c) && g->takesActivation) {
@@ -130,7 +140,7 @@ public:
         return;
       }
     }
-    if (!isOp(c, OpFlags::FusesActivation))
+    if (!isOp(c, OpFlags::FusesActivation) && !expression)
       return;
     groups_.push_back(std::make_unique<Group>());
     Group *g = groups_.back().get();
@@ -245,8 +255,9 @@ class FuseOps final : public Pass {
 public:
   llvm::StringRef name() const override { return "fuse-ops"; }
   llvm::StringRef description() const override {
-    return "Group each convolution or linear layer with the activation after it, and a "
-           "pointwise convolution with the depthwise one it feeds, into fused functions";
+    return "Group each convolution, linear layer or float expression with the activation "
+           "after it, and a pointwise convolution with the depthwise one it feeds, into fused "
+           "functions";
   }
   llvm::Error run(Module &m) override {
     Function main = m.main();
@@ -255,15 +266,10 @@ public:
     // main's dataflow only: the bodies of functions it calls (expressions,
     // groups made before) are not entered.
     Grouper grouper(main);
-    llvm::DenseSet<const ExprNode *> seen;
-    ExpandDataflow(
-        main->body(), [&](const Expr &e) { return seen.count(e.get()) != 0; },
-        [&](const Expr &e) {
-          if (!seen.insert(e.get()).second)
-            return;
-          if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
-            grouper.visit(*c);
-        });
+    DataflowVisit(main->body(), [&](const Expr &e) {
+      if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
+        grouper.visit(*c);
+    });
     auto groups = grouper.fusedByLast();
     if (groups.empty())
       return llvm::Error::success();

@@ -1,6 +1,8 @@
 //===- Functor.cpp - Visitors and mutators over the IR --------------------===//
 #include "kc/IR/Functor.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 namespace kc {
 
 //===----------------------------------------------------------------------===//
@@ -274,6 +276,16 @@ void PostOrderVisit(const Expr &e, const std::function<void(const Expr &)> &fvis
   };
   Visitor v(fvisit);
   v.VisitExpr(e);
+}
+
+void DataflowVisit(const Expr &e, const std::function<void(const Expr &)> &fvisit) {
+  llvm::DenseSet<const ExprNode *> seen;
+  ExpandDataflow(
+      e, [&](const Expr &x) { return seen.count(x.get()) != 0; },
+      [&](const Expr &x) {
+        if (seen.insert(x.get()).second)
+          fvisit(x);
+      });
 }
 
 } // namespace kc

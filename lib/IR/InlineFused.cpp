@@ -24,7 +24,7 @@ public:
       map[fn->params()[i].get()] = c->arg(i);
     // A group's body is a short chain of calls: copied node by node, each
     // keeping its type, place and name.
-    PostOrderVisit(fn->body(), [&](const Expr &e) {
+    DataflowVisit(fn->body(), [&](const Expr &e) {
       auto *b = llvm::dyn_cast<CallNode>(e.get());
       if (!b)
         return;

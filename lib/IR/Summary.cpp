@@ -57,7 +57,7 @@ ModuleSummary summarizeModule(const Module &m) {
     if (auto *fn = llvm::dyn_cast<FunctionNode>(c->callee().get())) {
       name = fn->isFused() ? "" : "(expression)";
       if (fn->isFused())
-        PostOrderVisit(fn->body(), [&](const Expr &b) {
+        DataflowVisit(fn->body(), [&](const Expr &b) {
           countWeight(b.get());
           if (auto *bc = llvm::dyn_cast<CallNode>(b.get()))
             name += (name.empty() ? "" : "+") + bc->calleeName().str();

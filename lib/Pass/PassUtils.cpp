@@ -16,6 +16,13 @@ public:
     if (!f)
       return post;
     Function now = m_.lookup(f->name());
+    if (now && now->isFused()) {
+      // A fused group calls expression functions itself: its body is
+      // rebound too, and the group made anew if that changed it.
+      Expr body = Mutate(now->body());
+      if (body.get() != now->body().get())
+        now = withBody(now, now->params(), body);
+    }
     if (!now || now.get() == f)
       return post;
     Call n = call(Expr(now), c->args(), c->attrs(), c->keys(), c->name());

@@ -5,6 +5,7 @@
 #include "kc/Support/FloatToInt.h"
 #include "kc/Support/Quote.h"
 #include "kernels/CallInfo.h"
+#include "kernels/Epilogue.h"
 #include "kernels/Parallel.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -80,6 +81,16 @@ public:
     return (stacksFloats() + convertedFloats_) * sizeof(float);
   }
 
+  /// The activation after the expression is applied to each block as it is
+  /// stored (fuse-ops groups the two).
+  bool fuseActivation(const Activation &a) override {
+    if (boolResult_ || act_ != Act::None)
+      return false;
+    act_ = a.kind;
+    slope_ = a.slope;
+    return true;
+  }
+
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     float *y = boolResult_ ? nullptr : out[0]->data<float>();
     // Integer and bool operands meet f32 ones as PyTorch promotes them:
@@ -143,7 +154,10 @@ public:
             for (int64_t k = 0; k < n; ++k)
               b[k] = stack[0][k] != 0;
           } else {
-            std::memcpy(y + row * inner_ + j0, stack[0], sizeof(float) * n);
+            float *to = y + row * inner_ + j0;
+            std::memcpy(to, stack[0], sizeof(float) * n);
+            if (act_ != Act::None)
+              biasActivationRow(to, n, 0.f, act_, slope_);
           }
         },
         threads);
@@ -190,6 +204,8 @@ public:
   unsigned slots_ = 0; ///< blocks the program saves values in
   int threads_ = 1;    ///< threads the workspace holds a stack for
   bool boolResult_ = false;
+  Act act_ = Act::None;
+  float slope_ = 0.f;
 };
 
 } // namespace

@@ -394,7 +394,7 @@ void Scheduler::visitFused(const CallNode &c, const FunctionNode &fn) {
   // A group called twice is scheduled twice: its calls' values are the
   // previous call's until they are visited again.
   std::vector<Expr> body;
-  PostOrderVisit(fn.body(), [&](const Expr &e) {
+  DataflowVisit(fn.body(), [&](const Expr &e) {
     if (llvm::isa<CallNode>(e.get()) || llvm::isa<TupleNode>(e.get()) ||
         llvm::isa<TupleGetItemNode>(e.get())) {
       ids_.erase(e.get());

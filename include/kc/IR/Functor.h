@@ -254,6 +254,11 @@ Expr PostOrderRewrite(const Expr &expr, ExprRewriter *rewriter);
 /// each node once (iterative over dataflow).
 void PostOrderVisit(const Expr &e, const std::function<void(const Expr &)> &fvisit);
 
+/// Like PostOrderVisit, but the bodies of the functions `e` calls are not
+/// entered: one function's dataflow (its calls, tuples, parameters and
+/// constants), operands before their users, each node once.
+void DataflowVisit(const Expr &e, const std::function<void(const Expr &)> &fvisit);
+
 /// Walks `e` as the tree its DAG unfolds into, iteratively: at each use of
 /// a dataflow node for which `fexpand` says so, its operands (call
 /// arguments, tuple fields, the tuple of a TupleGetItem) are walked first,

@@ -440,7 +440,7 @@ std::optional<double> flopCount(const CallNode &call) {
   if (auto *fn = llvm::dyn_cast<FunctionNode>(call.callee().get())) {
     if (!fn->isPrimitive()) { // a fused group, or a graph: the sum of its calls
       std::optional<double> sum = 0.0;
-      PostOrderVisit(fn->body(), [&](const Expr &e) {
+      DataflowVisit(fn->body(), [&](const Expr &e) {
         if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
           sum = plusFlops(sum, flopCount(*c));
       });
