@@ -345,6 +345,65 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_padded, short rows stored into the next"
         }
 }
 
+// Any kernel size and dilation at stride 1 and 2, planes from shorter than
+// a vector to several vectors wide, row counts not a multiple of the four
+// rows a step computes; each activation, and the stores of short rows into
+// the rows after them, ending at the plane.
+TEST_CASE("micro-kernels: f32_dwconv_padded, any kernel, dilation and stride") {
+  std::mt19937 rng(29);
+  auto all = forms();
+  int tested = 0;
+  struct Taps {
+    int64_t K, D;
+  };
+  for (int64_t S : {1, 2})
+    for (Taps t : {Taps{1, 1}, Taps{2, 1}, Taps{5, 1}, Taps{7, 1}, Taps{3, 2}, Taps{5, 2}})
+      for (int64_t W : {3, 7, 14, 17, 28})
+        for (int64_t H : {5, 7, 9})
+          for (Act act : {Act::None, Act::Relu6, Act::Silu}) {
+            const int64_t P = (t.K - 1) * t.D / 2, reach = (t.K - 1) * t.D + 1;
+            int64_t OH = (H + 2 * P - reach) / S + 1, OW = (W + 2 * P - reach) / S + 1;
+            if (OH <= 0 || OW <= 0)
+              continue;
+            int64_t PWt = W + 2 * P, PHt = H + 2 * P;
+            auto x = random(rng, size_t(H * W), -4.f, 4.f);
+            // The zero-padded plane, then the gap the loop's reads may reach.
+            std::vector<float> pad(size_t(PHt * PWt + 2 * kMaxLanes + (t.K - 1) * t.D), 0.f);
+            for (int64_t h = 0; h < H; ++h)
+              for (int64_t w = 0; w < W; ++w)
+                pad[size_t((h + P) * PWt + w + P)] = x[size_t(h * W + w)];
+            auto k = random(rng, size_t(t.K * t.K));
+            std::vector<double> ref(size_t(OH * OW));
+            for (int64_t oh = 0; oh < OH; ++oh)
+              for (int64_t ow = 0; ow < OW; ++ow) {
+                double s = 0.5;
+                for (int64_t i = 0; i < t.K; ++i)
+                  for (int64_t j = 0; j < t.K; ++j)
+                    s += double(k[size_t(i * t.K + j)]) *
+                         pad[size_t((oh * S + i * t.D) * PWt + ow * S + j * t.D)];
+                ref[size_t(oh * OW + ow)] = refAct(act, s, 0.0);
+              }
+            ref.resize(ref.size() + 16, kSentinel);
+            std::vector<float> scalar;
+            for (const MicroKernels *m : all) {
+              std::vector<float> y(ref.size(), kSentinel);
+              m->depthwiseKxK[S - 1](pad.data(), PWt, y.data(), OH, OW, {t.K, t.K, t.D, t.D},
+                                     k.data(), 0.5f, epilogueOf(act));
+              std::string what = std::string(m->isa) + " f32_dwconv_padded S " + std::to_string(S) +
+                                 " K " + std::to_string(t.K) + " D " + std::to_string(t.D) + " " +
+                                 std::to_string(H) + "x" + std::to_string(W) + " act " +
+                                 std::to_string(int(act));
+              expectNear(y, ref, 1e-5, 1e-5, what);
+              if (scalar.empty())
+                scalar = y;
+              else
+                expectNear(y, widen(scalar), 1e-5, 1e-5, what + " against scalar");
+              ++tested;
+            }
+          }
+  CHECK(tested > 500);
+}
+
 TEST_CASE("micro-kernels: f32_winograd43_input and _output, partial groups of 8 tiles") {
   std::mt19937 rng(23);
   const double Bt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},

@@ -42,6 +42,8 @@ constexpr int64_t kColumnStrip = 6;
 /// Widest rows the 3x3 depthwise loops read in place: rows above and below
 /// the plane read a row of zeros this long (zeroRow()).
 constexpr int64_t kDepthwiseMaxWidth = 4096;
+/// The most floats a vector of any table holds.
+constexpr int64_t kMaxLanes = 16;
 
 /// Where B's columns are for the panel kernel: row-major (column n at
 /// base + n, rows ldb apart), or as strips of 6 columns (stripStride floats
@@ -102,6 +104,17 @@ using DepthwisePaddedFn = void (*)(const float *pad, int64_t PWt, float *dst, in
                                    int64_t OW, const float *k, float b,
                                    const DepthwiseEpilogue &e);
 
+/// The kernel and dilation of a depthwise layer the KxK loop runs.
+struct DepthwiseShape {
+  int64_t KH, KW, DH, DW;
+};
+/// From a zero-padded plane like DepthwisePaddedFn, any kernel size and
+/// dilation: reads may run up to 2·lanes + (KW − 1)·DW floats past the
+/// plane.
+using DepthwiseKxKFn = void (*)(const float *pad, int64_t PWt, float *dst, int64_t OH, int64_t OW,
+                                const DepthwiseShape &s, const float *k, float b,
+                                const DepthwiseEpilogue &e);
+
 /// Winograd F(4x4, 3x3) input transform of one channel: tiles t in
 /// [0, T) of a zero-bordered plane (rows PWt apart, TW tiles a row, 8
 /// floats readable from every tile row) into v[p·vStride + t] for the 36
@@ -147,6 +160,7 @@ struct MicroKernels {
   DepthwiseMaskedFn depthwiseMaskedShort[2];
   DepthwisePad1Fn depthwisePad1[2];       ///< f32_dwconv3x3_pad1
   DepthwisePaddedFn depthwisePadded[2];   ///< f32_dwconv3x3_padded
+  DepthwiseKxKFn depthwiseKxK[2];         ///< f32_dwconv_padded
 
   WinogradInputFn winogradInput;    ///< f32_winograd43_input
   WinogradOutputFn winogradOutput;  ///< f32_winograd43_output

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "Depthwise3x3.h"
+#include "DepthwiseKxK.h"
 #include "Epilogue.h"
 #include "GemmPanel.h"
 #include "GemmStrip.h"
@@ -46,6 +47,8 @@ template <class T> MicroKernels buildTable(const char *isa) {
   t.depthwisePad1[1] = &f32_dwconv3x3_pad1<N, 2>;
   t.depthwisePadded[0] = &f32_dwconv3x3_padded<N, 1>;
   t.depthwisePadded[1] = &f32_dwconv3x3_padded<N, 2>;
+  t.depthwiseKxK[0] = &f32_dwconv_padded<N, 1>;
+  t.depthwiseKxK[1] = &f32_dwconv_padded<N, 2>;
   t.winogradInput = &f32_winograd43_input<N>;
   t.winogradOutput = &f32_winograd43_output<N>;
   t.maxRowStride2 = &f32_maxpool_row_s2<N>;

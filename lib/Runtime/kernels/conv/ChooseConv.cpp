@@ -110,7 +110,8 @@ constexpr int64_t kBandMinBytes = 1 << 20, kBandBytes = 512 << 10;
 
 DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
   if (!g.is3x3())
-    return DepthwiseLoop::Generic;
+    return g.SH == g.SW && (g.SW == 1 || g.SW == 2) ? DepthwiseLoop::PaddedKxK
+                                                    : DepthwiseLoop::Generic;
   if (ctx.uks.depthwiseMasked[0] && g.W <= uk::kDepthwiseMaxWidth && g.PW <= kMaskedMaxPad &&
       g.OW >= kMaskedMinRow)
     return DepthwiseLoop::Masked3x3;

@@ -29,11 +29,12 @@ enum class ConvAlgo {
 
 /// The depthwise loops (DepthwiseConv.cpp).
 enum class DepthwiseLoop {
-  Masked3x3, ///< f32_dwconv3x3_masked, in place, any padding
+  Masked3x3,      ///< f32_dwconv3x3_masked, in place, any padding
   MaskedShort3x3, ///< the same on 8 lanes, for rows of at most 8 outputs
-  Pad1x3x3,  ///< f32_dwconv3x3_pad1, padding 1 read in place
-  Padded3x3, ///< f32_dwconv3x3_padded on a zero-padded copy
-  Generic,   ///< any kernel, a pass per tap over a padded copy
+  Pad1x3x3,       ///< f32_dwconv3x3_pad1, padding 1 read in place
+  Padded3x3,      ///< f32_dwconv3x3_padded on a zero-padded copy
+  PaddedKxK,      ///< f32_dwconv_padded on a zero-padded copy: any kernel, stride 1 or 2
+  Generic,        ///< any kernel, a pass per tap over a padded copy
 };
 
 struct ConvChoice {

@@ -3,8 +3,9 @@
 // A direct loop per channel plane, the planes shared over the threads. 3x3
 // layers sum their nine taps in registers and write each output once
 // (f32_dwconv3x3_*, Depthwise3x3.h), ReLU and ReLU6 applied as a clamp in
-// the same loop; other kernels make a pass per tap over a zero-padded copy
-// of the plane (contiguous multiply-adds the compiler vectorizes).
+// the same loop; other kernels at stride 1 or 2 do the same from a
+// zero-padded copy of the plane (f32_dwconv_padded, DepthwiseKxK.h), and
+// the rest make a pass per tap over that copy.
 //
 //===----------------------------------------------------------------------===//
 #include "../../ukernels/MicroKernels.h"
@@ -23,8 +24,8 @@ public:
   DepthwiseConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
       : ConvKernel(g, std::move(w)), choice_(c) {}
 
-  /// Loops that read a padded copy keep one per thread, with a gap of 16
-  /// floats after it for the 3x3 loop's reads past its last row.
+  /// Loops that read a padded copy keep one per thread, with a gap after it
+  /// for the vector loops' reads past its last row.
   size_t workspaceBytes() const override {
     if (!padded())
       return 0;
@@ -71,6 +72,9 @@ public:
           float b = bias ? bias[c] : 0.f;
           if (choice_.depthwise == DepthwiseLoop::Padded3x3)
             uks.depthwisePadded[g.SW - 1](pad, PWt, dst, g.OH, g.OW, k, b, e);
+          else if (choice_.depthwise == DepthwiseLoop::PaddedKxK)
+            uks.depthwiseKxK[g.SW - 1](pad, PWt, dst, g.OH, g.OW, {g.KH, g.KW, g.DH, g.DW}, k, b,
+                                       e);
           else
             generic(pad, PWt, dst, k, b);
         },
@@ -93,10 +97,13 @@ public:
 private:
   bool padded() const {
     return choice_.depthwise == DepthwiseLoop::Padded3x3 ||
+           choice_.depthwise == DepthwiseLoop::PaddedKxK ||
            choice_.depthwise == DepthwiseLoop::Generic;
   }
+  /// The plane, then the gap the vector loops' reads may reach past it.
   int64_t planeFloats() const {
-    return perThreadFloats((g_.H + 2 * g_.PH) * (g_.W + 2 * g_.PW) + 16);
+    return perThreadFloats((g_.H + 2 * g_.PH) * (g_.W + 2 * g_.PW) + 2 * uk::kMaxLanes +
+                           (g_.KW - 1) * g_.DW);
   }
 
   /// Any kernel: a pass per tap over the padded plane.
