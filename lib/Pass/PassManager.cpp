@@ -28,8 +28,8 @@ static llvm::Error withContext(llvm::Error e, const llvm::Twine &context) {
 }
 
 llvm::StringRef defaultPipeline() {
-  return "infer-types,fold-constants,simplify-expr,fuse-conv-bn,cse,dce,merge-expressions,"
-         "fold-constants,lower-rpn,fuse-ops";
+  return "infer-types,fold-constants,simplify-expr,fuse-conv-bn,merge-layout,"
+         "remove-identities,cse,dce,merge-expressions,fold-constants,lower-rpn,fuse-ops";
 }
 
 /// Splits `text` at top-level commas (commas inside `{...}` belong to options).

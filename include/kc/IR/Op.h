@@ -51,6 +51,16 @@ enum class OpFlags : uint32_t {
   /// Takes the activation after it into its epilogue (convolutions,
   /// nn.Linear): fuse-ops groups the two into one fused function.
   FusesActivation = 1u << 8,
+  /// The result is the input's elements in order, in another shape
+  /// (Tensor.reshape, torch.flatten, torch.squeeze, torch.unsqueeze): a
+  /// reshape of its result is a reshape of its input.
+  Reshape = 1u << 9,
+  /// A result of the input's type is the input itself (the reshapes,
+  /// Tensor.slice, Tensor.expand).
+  SameTypeIsInput = 1u << 10,
+  /// Pads its input as kc/IR/Padding.h reads the call (F.pad, the padding
+  /// modules): padding nothing, it returns the input.
+  Pad = 1u << 11,
 };
 inline OpFlags operator|(OpFlags a, OpFlags b) { return OpFlags(uint32_t(a) | uint32_t(b)); }
 

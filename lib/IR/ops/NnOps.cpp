@@ -624,7 +624,7 @@ KC_REGISTER_OP(pad_, "F.pad")
     .attr("padding", AttrValue())
     .attr("mode", AttrValue::string("constant"))
     .attr("value", AttrValue())
-    .flags(OpFlags::Pure)
+    .flags(OpFlags::Pure | OpFlags::Pad)
     .typeRule(pad);
 
 // The padding modules are F.pad with the mode fixed by the op type (pnnx
@@ -636,7 +636,7 @@ KC_REGISTER_OP(pad_, "F.pad")
       .input("input")                                                                              \
       .attr("padding", ints({}), true)                                                             \
       .attr("value", AttrValue::real(0.0))                                                         \
-      .flags(OpFlags::Pure)                                                                        \
+      .flags(OpFlags::Pure | OpFlags::Pad)                                                         \
       .typeRule(pad)
 KC_PAD_MODULE(zeropad2d_, "nn.ZeroPad2d", "constant");
 KC_PAD_MODULE(constantpad1d_, "nn.ConstantPad1d", "constant");

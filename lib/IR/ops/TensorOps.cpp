@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/IR/Permutation.h"
 #include "kc/Support/Quote.h"
 
 #include <numeric>
@@ -90,19 +91,12 @@ llvm::Expected<Type> permute(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0);
   if (!in)
     return Type();
-  std::vector<int64_t> p = c.attrs().getInts("dims");
-  if (p.size() != in->rank())
-    return fail(c, "dims has " + llvm::Twine(p.size()) + " entries for rank " +
-                       llvm::Twine(in->rank()));
+  auto p = permutationOf(c, int64_t(in->rank()));
+  if (!p)
+    return fail(c, llvm::toString(p.takeError()));
   std::vector<int64_t> d;
-  std::vector<bool> seen(p.size());
-  for (int64_t x : p) {
-    int64_t k = normDim(x, in->rank());
-    if (k < 0 || seen[k])
-      return fail(c, "dims is not a permutation");
-    seen[k] = true;
-    d.push_back(in->dims()[k]);
-  }
+  for (int64_t k : *p)
+    d.push_back(in->dims()[size_t(k)]);
   return tensorType(in->dtype(), d);
 }
 
@@ -437,7 +431,7 @@ KC_REGISTER_OP(reshape_, "Tensor.reshape")
     .alias("torch.reshape")
     .input("input")
     .attr("shape", AttrValue())
-    .flags(kPure)
+    .flags(kPure | OpFlags::Reshape | OpFlags::SameTypeIsInput)
     .typeRule(reshape);
 KC_REGISTER_OP(flatten_, "torch.flatten")
     .describe("merge dims start_dim..end_dim")
@@ -445,7 +439,7 @@ KC_REGISTER_OP(flatten_, "torch.flatten")
     .input("input")
     .attr("start_dim", AttrValue::integer(0))
     .attr("end_dim", AttrValue::integer(-1))
-    .flags(kPure)
+    .flags(kPure | OpFlags::Reshape | OpFlags::SameTypeIsInput)
     .typeRule(flatten);
 KC_REGISTER_OP(permute_, "Tensor.permute")
     .describe("reorder dims")
@@ -510,14 +504,14 @@ KC_REGISTER_OP(squeeze_, "torch.squeeze")
     .alias("Tensor.squeeze")
     .input("input")
     .attr("dim", AttrValue())
-    .flags(kPure)
+    .flags(kPure | OpFlags::Reshape | OpFlags::SameTypeIsInput)
     .typeRule(squeeze);
 KC_REGISTER_OP(unsqueeze_, "torch.unsqueeze")
     .describe("insert a size-1 dim")
     .alias("Tensor.unsqueeze")
     .input("input")
     .attr("dim", AttrValue::integer(0), true)
-    .flags(kPure)
+    .flags(kPure | OpFlags::Reshape | OpFlags::SameTypeIsInput)
     .typeRule(unsqueeze);
 KC_REGISTER_OP(slice_, "Tensor.slice")
     .describe("start:end:step along dims (single or multi-dim form)")
@@ -531,7 +525,7 @@ KC_REGISTER_OP(slice_, "Tensor.slice")
     .attr("ends", AttrValue())
     .attr("steps", AttrValue())
     .attr("selects", AttrValue())
-    .flags(kPure | OpFlags::Variadic)
+    .flags(kPure | OpFlags::Variadic | OpFlags::SameTypeIsInput)
     .typeRule(slice);
 KC_REGISTER_OP(select_, "Tensor.select")
     .describe("index one position of dim, removing it")
@@ -580,5 +574,5 @@ KC_REGISTER_OP(expand_, "Tensor.expand")
     .describe("broadcast to sizes")
     .input("input")
     .attr("sizes", ints({}), true)
-    .flags(kPure)
+    .flags(kPure | OpFlags::SameTypeIsInput)
     .typeRule(expand);
