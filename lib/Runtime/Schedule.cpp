@@ -423,9 +423,14 @@ void Scheduler::visitFused(const CallNode &c, const FunctionNode &fn) {
   uses_ = std::move(outer);
   if (err_)
     return;
-  ids_[&c] = ids_[fn.body().get()];
-  if (auto st = stepOf_.find(fn.body().get()); st != stepOf_.end())
-    stepOf_[&c] = st->second;
+  // Copied out first: inserting the call's entry may move the map's
+  // entries.
+  std::vector<unsigned> result = ids_.lookup(fn.body().get());
+  ids_[&c] = std::move(result);
+  if (auto st = stepOf_.find(fn.body().get()); st != stepOf_.end()) {
+    size_t step = st->second;
+    stepOf_[&c] = step;
+  }
 }
 
 } // namespace
