@@ -85,7 +85,11 @@ bool isFloatExpression(const CallNode &c) {
   return f && f->isPrimitive() && t && t->dtype() == DType::F32;
 }
 
-bool isConv2d(const CallNode &c) { return c.calleeName() == "nn.Conv2d"; }
+/// nn.Conv2d: the 1x1 and depthwise pair is a pair of 2-D convolutions.
+bool isConv2d(const CallNode &c) {
+  static const OpDef *conv2d = OpRegistry::global().lookup("nn.Conv2d");
+  return c.opDef() == conv2d;
+}
 
 /// A 1x1 convolution with stride 1, no padding and one group.
 bool isPointwise(const CallNode &c) {
