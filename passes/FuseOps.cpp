@@ -41,10 +41,7 @@ namespace {
 /// The data operands of a call (weights and scalar constants excluded).
 llvm::SmallVector<const ExprNode *, 2> dataInputs(const CallNode &c) {
   llvm::SmallVector<const ExprNode *, 2> r;
-  for (size_t i = 0; i < c.numArgs(); ++i) {
-    const ExprNode *a = c.arg(i).get();
-    if (c.keys()[i].role == ArgRole::Weight)
-      continue;
+  for (const ExprNode *a : c.dataArgs()) {
     if (auto *k = llvm::dyn_cast<ConstantNode>(a); k && k->isScalar())
       continue;
     r.push_back(a);

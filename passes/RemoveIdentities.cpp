@@ -27,19 +27,11 @@ using namespace kc;
 namespace {
 
 /// The only data operand of `c` (weights excluded), or null.
-const Expr *soleInput(const CallNode &c) {
-  const Expr *in = nullptr;
-  for (size_t i = 0; i < c.numArgs(); ++i) {
-    if (c.keys()[i].role == ArgRole::Weight)
-      continue;
-    if (in)
-      return nullptr;
-    in = &c.arg(i);
-  }
-  return in;
+const ExprNode *soleInput(const CallNode &c) {
+  return c.numDataArgs() == 1 ? c.dataArg(0) : nullptr;
 }
 
-bool isIdentity(const CallNode &c, const Expr &in) {
+bool isIdentity(const CallNode &c, const ExprNode *in) {
   const OpDef *op = c.opDef();
   if (!op || hasAttrOperands(c))
     return false;
@@ -81,11 +73,11 @@ public:
   /// Decided on `pre`, whose nodes carry their types; what is returned is
   /// post's operand, already rewritten.
   Expr Rewrite_(const CallNode *pre, const Expr &post) override {
-    const Expr *in = soleInput(*pre);
-    if (!in || !isIdentity(*pre, *in))
+    const ExprNode *in = soleInput(*pre);
+    if (!in || !isIdentity(*pre, in))
       return post;
     ++removed;
-    return *soleInput(*llvm::cast<CallNode>(post.get()));
+    return Expr(soleInput(*llvm::cast<CallNode>(post.get())));
   }
 };
 

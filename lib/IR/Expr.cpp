@@ -18,6 +18,31 @@ llvm::StringRef CallNode::calleeName() const {
   return "";
 }
 
+const ExprNode *CallNode::dataArg(size_t i) const {
+  for (size_t k = 0; k < args_.size(); ++k) {
+    if (keys_[k].role == ArgRole::Weight)
+      continue;
+    if (i-- == 0)
+      return args_[k].get();
+  }
+  return nullptr;
+}
+
+size_t CallNode::numDataArgs() const {
+  size_t n = 0;
+  for (const ArgKey &k : keys_)
+    n += k.role != ArgRole::Weight;
+  return n;
+}
+
+std::vector<const ExprNode *> CallNode::dataArgs() const {
+  std::vector<const ExprNode *> r;
+  for (size_t k = 0; k < args_.size(); ++k)
+    if (keys_[k].role != ArgRole::Weight)
+      r.push_back(args_[k].get());
+  return r;
+}
+
 const ExprNode *CallNode::argByName(llvm::StringRef key) const {
   for (size_t i = 0; i < args_.size(); ++i)
     if (keys_[i].role != ArgRole::Positional && keys_[i].name == key)

@@ -68,15 +68,6 @@ public:
   }
 };
 
-/// The data arguments of a call (weights excluded), in order.
-std::vector<const ExprNode *> dataOperands(const CallNode &c) {
-  std::vector<const ExprNode *> r;
-  for (size_t i = 0; i < c.numArgs(); ++i)
-    if (c.keys()[i].role != ArgRole::Weight)
-      r.push_back(c.arg(i).get());
-  return r;
-}
-
 class Scheduler {
 public:
   Scheduler(const Function &main, const ScheduleOptions &opts)
@@ -222,7 +213,7 @@ bool Scheduler::readByOneOnly(const ExprNode *src) const {
 ScheduleStep *Scheduler::soleProducer(const CallNode &c, const ScheduleStep &step) {
   if (step.inputs.size() != 1)
     return nullptr;
-  const ExprNode *src = dataOperands(c)[0];
+  const ExprNode *src = c.dataArgs()[0];
   auto st = stepOf_.find(src);
   if (st == stepOf_.end() || !readByOneOnly(src))
     return nullptr;
@@ -427,10 +418,6 @@ void Scheduler::visitFused(const CallNode &c, const FunctionNode &fn) {
   // entries.
   std::vector<unsigned> result = ids_.lookup(fn.body().get());
   ids_[&c] = std::move(result);
-  if (auto st = stepOf_.find(fn.body().get()); st != stepOf_.end()) {
-    size_t step = st->second;
-    stepOf_[&c] = step;
-  }
 }
 
 } // namespace

@@ -155,6 +155,12 @@ public:
   const ExprNode *argByName(llvm::StringRef key) const;
   /// The weight (`@key`) constant, or null.
   const ConstantNode *weight(llvm::StringRef key) const;
+  /// Data argument `i`, counting every argument but the weights, or null.
+  const ExprNode *dataArg(size_t i) const;
+  size_t numDataArgs() const;
+  /// All data arguments in order (one walk, where dataArg(i) for every i
+  /// would be quadratic in a 100,000-input concatenation).
+  std::vector<const ExprNode *> dataArgs() const;
 
   static bool classof(const Node *n) { return n->kind() == NodeKind::Call; }
 

@@ -17,7 +17,7 @@ llvm::Expected<Type> fill(const CallNode &c) {
     return Type();
   if (auto e = checkScalarFits(c, "value", in->dtype()))
     return e;
-  return dataArg(c, 0)->type();
+  return c.dataArg(0)->type();
 }
 
 /// The `dtype` attribute (`torch.float`, ...), or `dflt` when it is None.

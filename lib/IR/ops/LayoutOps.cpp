@@ -162,8 +162,8 @@ llvm::Expected<Type> asOther(const CallNode &c) {
     return tensorType(other->dtype(), in->dims());
   if (c.calleeName() == "Tensor.reshape_as" && in->numElements() && other->numElements() &&
       *in->numElements() != *other->numElements())
-    return fail(c, "cannot reshape " + typeToString(dataArg(c, 0)->type()) + " as " +
-                       typeToString(dataArg(c, 1)->type()));
+    return fail(c, "cannot reshape " + typeToString(c.dataArg(0)->type()) + " as " +
+                       typeToString(c.dataArg(1)->type()));
   return tensorType(in->dtype(), other->dims());
 }
 

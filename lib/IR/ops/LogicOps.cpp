@@ -17,7 +17,7 @@ namespace {
 llvm::Expected<std::vector<int64_t>> broadcastAll(const CallNode &c, bool &known) {
   std::vector<int64_t> d;
   known = true;
-  for (size_t i = 0; i < numDataArgs(c); ++i) {
+  for (size_t i = 0; i < c.numDataArgs(); ++i) {
     const TensorTypeNode *t = dataType(c, i);
     if (!t) {
       known = false;

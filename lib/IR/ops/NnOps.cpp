@@ -48,7 +48,7 @@ llvm::Error refuseEmptyDims(const CallNode &c, const TensorTypeNode *in, size_t 
   for (size_t k = from; k < in->rank(); ++k)
     if (in->dims()[k] == 0)
       return fail(c, "dim " + llvm::Twine(k) + " of the input " +
-                         shown(dataArg(c, 0)->type()) +
+                         shown(c.dataArg(0)->type()) +
                          " is empty (PyTorch allows an empty batch only)");
   return llvm::Error::success();
 }
@@ -346,7 +346,7 @@ llvm::Expected<Type> pad(const CallNode &c) {
   auto p = readPadding(c);
   if (!p)
     return fail(c, llvm::toString(p.takeError()));
-  auto d = paddedShape(in->dims(), *p, shown(dataArg(c, 0)->type()));
+  auto d = paddedShape(in->dims(), *p, shown(c.dataArg(0)->type()));
   if (!d)
     return fail(c, llvm::toString(d.takeError()));
   return tensorType(in->dtype(), *d);

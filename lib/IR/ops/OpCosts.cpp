@@ -105,8 +105,8 @@ std::optional<double> matmul(const CallNode &c) {
 /// (2 per multiply-add each), and a softmax over every (head, L, S) score.
 std::optional<double> attention(const CallNode &c) {
   const TensorTypeNode *q = dataType(c, 0);
-  const TensorTypeNode *k = numDataArgs(c) > 1 ? dataType(c, 1) : q;
-  const TensorTypeNode *v = numDataArgs(c) > 2 ? dataType(c, 2) : k;
+  const TensorTypeNode *k = c.numDataArgs() > 1 ? dataType(c, 1) : q;
+  const TensorTypeNode *v = c.numDataArgs() > 2 ? dataType(c, 2) : k;
   if (!q || !k || !v || q->rank() == 0 || !q->isStatic() || !k->isStatic() || !v->isStatic())
     return std::nullopt;
   bool bf = c.attrs().getBool("batch_first", false);
@@ -127,15 +127,15 @@ std::optional<double> attention(const CallNode &c) {
 /// A convolution whose weight is operand 1 (F.conv*), counted as conv:
 /// the weight's shape gives the multiply-adds, a third operand is the bias.
 template <bool Transposed> std::optional<double> operandConv(const CallNode &c) {
-  const TensorTypeNode *w = numDataArgs(c) > 1 ? dataType(c, 1) : nullptr;
-  return convFlops(c, w, Transposed, numDataArgs(c) > 2);
+  const TensorTypeNode *w = c.numDataArgs() > 1 ? dataType(c, 1) : nullptr;
+  return convFlops(c, w, Transposed, c.numDataArgs() > 2);
 }
 
 /// A product whose contracted dim is the last of operand `Arg` (F.linear,
 /// torch.mv: 0; torch.addmm, torch.baddbmm: 1, after the added input):
 /// 2 per multiply-add, and for the forms that add an input 1 per output.
 template <size_t Arg> std::optional<double> contraction(const CallNode &c) {
-  const TensorTypeNode *a = numDataArgs(c) > Arg ? dataType(c, Arg) : nullptr;
+  const TensorTypeNode *a = c.numDataArgs() > Arg ? dataType(c, Arg) : nullptr;
   auto out = outCount(c);
   if (!a || a->rank() == 0 || !a->isStatic() || !out)
     return std::nullopt;
@@ -146,7 +146,7 @@ template <size_t Arg> std::optional<double> contraction(const CallNode &c) {
 /// the operands (operands - 1 multiplies) and one add.
 std::optional<double> einsum(const CallNode &c) {
   std::vector<std::vector<int64_t>> shapes;
-  for (size_t i = 0; i < numDataArgs(c); ++i) {
+  for (size_t i = 0; i < c.numDataArgs(); ++i) {
     const TensorTypeNode *t = dataType(c, i);
     if (!t || !t->isStatic())
       return std::nullopt;

@@ -11,7 +11,7 @@ namespace {
 llvm::Expected<Type> einsum(const CallNode &c) {
   std::vector<std::vector<int64_t>> shapes;
   DType dt = DType::F32;
-  for (size_t i = 0; i < numDataArgs(c); ++i) {
+  for (size_t i = 0; i < c.numDataArgs(); ++i) {
     const TensorTypeNode *t = dataType(c, i);
     if (!t || !t->isStatic())
       return Type();
@@ -44,7 +44,7 @@ llvm::Expected<Type> addProduct(const CallNode &c, size_t rank) {
   if (rank == 3 && a->dim(0) != b->dim(0))
     return fail(c, "batch sizes differ");
   if (!broadcast(in->dims(), d) || *broadcast(in->dims(), d) != d)
-    return fail(c, "input " + typeToString(dataArg(c, 0)->type()) +
+    return fail(c, "input " + typeToString(c.dataArg(0)->type()) +
                        " does not broadcast to the product");
   return tensorType(a->dtype(), d);
 }

@@ -40,13 +40,13 @@ llvm::Error refuseEmptyExtreme(const CallNode &c, const TensorTypeNode *in) {
   const AttrValue *dv = c.attrs().find("dim");
   if (!dv || dv->isNone()) {
     if (in->numElements() == std::optional<int64_t>(0))
-      return fail(c, "cannot reduce " + shown(dataArg(c, 0)->type()) + ", which is empty");
+      return fail(c, "cannot reduce " + shown(c.dataArg(0)->type()) + ", which is empty");
     return llvm::Error::success();
   }
   for (int64_t x : dv->asIntVector()) {
     int64_t k = normDim(x, std::max<int64_t>(in->rank(), 1));
     if (k >= 0 && size_t(k) < in->rank() && in->dims()[k] == 0)
-      return fail(c, "cannot reduce dim " + llvm::Twine(k) + " of " + shown(dataArg(c, 0)->type()) +
+      return fail(c, "cannot reduce dim " + llvm::Twine(k) + " of " + shown(c.dataArg(0)->type()) +
                          ", which is empty");
   }
   return llvm::Error::success();

@@ -17,7 +17,7 @@ llvm::Expected<Type> gridSample(const CallNode &c) {
                    "an (N, D', H', W', 3) grid");
   for (size_t k = 2; k < in->rank(); ++k)
     if (in->dims()[k] == 0)
-      return fail(c, "dim " + llvm::Twine(k) + " of the input " + shown(dataArg(c, 0)->type()) +
+      return fail(c, "dim " + llvm::Twine(k) + " of the input " + shown(c.dataArg(0)->type()) +
                          " is empty (PyTorch samples only non-empty spatial dims)");
   std::vector<int64_t> d = {in->dim(0), in->dim(1)};
   d.insert(d.end(), g->dims().begin() + 1, g->dims().end() - 1);

@@ -114,7 +114,7 @@ llvm::Expected<Type> transpose(const CallNode &c) {
 }
 
 llvm::Expected<Type> concat(const CallNode &c, bool stack) {
-  auto args = dataArgs(c);
+  auto args = c.dataArgs();
   size_t n = args.size();
   const TensorTypeNode *first =
       n ? llvm::dyn_cast_or_null<TensorTypeNode>(args[0]->type().get()) : nullptr;
@@ -356,8 +356,8 @@ llvm::Expected<Type> matmul(const CallNode &c) {
     y.push_back(1);
   int64_t k1 = x.back(), k2 = y[y.size() - 2];
   if (k1 >= 0 && k2 >= 0 && k1 != k2)
-    return fail(c, "inner dims differ: " + shown(dataArg(c, 0)->type()) + " @ " +
-                       shown(dataArg(c, 1)->type()));
+    return fail(c, "inner dims differ: " + shown(c.dataArg(0)->type()) + " @ " +
+                       shown(c.dataArg(1)->type()));
   auto batch = broadcast(llvm::ArrayRef<int64_t>(x).drop_back(2),
                          llvm::ArrayRef<int64_t>(y).drop_back(2));
   if (!batch)
@@ -390,7 +390,7 @@ llvm::Expected<Type> reduce(const CallNode &c) {
     for (size_t k = 0; k < in->rank(); ++k)
       if (red[k] && in->dims()[k] == 0)
         return fail(c, "cannot reduce dim " + llvm::Twine(k) + " of " +
-                           shown(dataArg(c, 0)->type()) + ", which is empty");
+                           shown(c.dataArg(0)->type()) + ", which is empty");
   std::vector<int64_t> d;
   for (size_t k = 0; k < in->rank(); ++k)
     if (!red[k])

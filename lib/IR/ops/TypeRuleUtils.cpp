@@ -7,33 +7,8 @@
 
 namespace kc::typerules {
 
-const ExprNode *dataArg(const CallNode &c, size_t i) {
-  for (size_t k = 0; k < c.numArgs(); ++k) {
-    if (c.keys()[k].role == ArgRole::Weight)
-      continue;
-    if (i-- == 0)
-      return c.arg(k).get();
-  }
-  return nullptr;
-}
-
-size_t numDataArgs(const CallNode &c) {
-  size_t n = 0;
-  for (size_t k = 0; k < c.numArgs(); ++k)
-    n += c.keys()[k].role != ArgRole::Weight;
-  return n;
-}
-
-std::vector<const ExprNode *> dataArgs(const CallNode &c) {
-  std::vector<const ExprNode *> r;
-  for (size_t k = 0; k < c.numArgs(); ++k)
-    if (c.keys()[k].role != ArgRole::Weight)
-      r.push_back(c.arg(k).get());
-  return r;
-}
-
 const TensorTypeNode *dataType(const CallNode &c, size_t i) {
-  const ExprNode *a = dataArg(c, i);
+  const ExprNode *a = c.dataArg(i);
   return a ? llvm::dyn_cast_or_null<TensorTypeNode>(a->type().get()) : nullptr;
 }
 
@@ -91,7 +66,7 @@ llvm::Error checkScalarFits(const CallNode &c, llvm::StringRef key, DType dtype)
 }
 
 llvm::Expected<Type> sameAsInput(const CallNode &c) {
-  const ExprNode *a = dataArg(c, 0);
+  const ExprNode *a = c.dataArg(0);
   return a ? a->type() : Type();
 }
 

@@ -55,12 +55,6 @@ private:
 /// produce; each one is an operand of the model.
 constexpr int64_t kMaxPieces = int64_t(1) << 16;
 
-/// The i-th data (non-weight) argument, or null.
-const ExprNode *dataArg(const CallNode &c, size_t i);
-size_t numDataArgs(const CallNode &c);
-/// All data arguments in order: one walk of the arguments, where dataArg(c, i)
-/// in a loop is quadratic in their number.
-std::vector<const ExprNode *> dataArgs(const CallNode &c);
 /// The tensor type of the i-th data argument, or null when unknown.
 const TensorTypeNode *dataType(const CallNode &c, size_t i);
 

@@ -17,7 +17,7 @@ llvm::Expected<Type> roiAlign(const CallNode &c) {
     return fail(c, "expects (N, C, H, W), (K, 5) boxes and a 2-d output_size");
   for (int k : {2, 3})
     if (in->dim(k) == 0)
-      return fail(c, "dim " + llvm::Twine(k) + " of the input " + shown(dataArg(c, 0)->type()) +
+      return fail(c, "dim " + llvm::Twine(k) + " of the input " + shown(c.dataArg(0)->type()) +
                          " is empty: torchvision would sample outside it");
   return tensorType(in->dtype(), {rois->dim(0), in->dim(1), o[0], o[1]});
 }
@@ -33,8 +33,8 @@ llvm::Error checkDeformOperands(const CallNode &c, const TensorTypeNode *in,
   int64_t taps = wt->dim(2) * wt->dim(3);
   if (!off || taps < 0)
     return llvm::Error::success();
-  std::string shapes = ": offset " + shown(dataArg(c, 1)->type()) + ", input " +
-                       shown(dataArg(c, 0)->type()) + ", weight " +
+  std::string shapes = ": offset " + shown(c.dataArg(1)->type()) + ", input " +
+                       shown(c.dataArg(0)->type()) + ", weight " +
                        shown(c.weight("weight")->type());
   if (off->rank() != 4)
     return fail(c, "the offset must be (N, 2·groups·kh·kw, oh, ow)" + shapes);
@@ -53,10 +53,10 @@ llvm::Error checkDeformOperands(const CallNode &c, const TensorTypeNode *in,
     return llvm::Error::success();
   if (mask->rank() == 4 && differ(mask->dim(0), in->dim(0)))
     return fail(c, "the mask's batch " + llvm::Twine(mask->dim(0)) + " is not the input's " +
-                       llvm::Twine(in->dim(0)) + ": mask " + shown(dataArg(c, 2)->type()) + shapes);
+                       llvm::Twine(in->dim(0)) + ": mask " + shown(c.dataArg(2)->type()) + shapes);
   if (mask->rank() != 4 || (groups > 0 && differ(mask->dim(1), groups * taps)) ||
       differ(mask->dim(2), out[2]) || differ(mask->dim(3), out[3]))
-    return fail(c, "the mask " + shown(dataArg(c, 2)->type()) +
+    return fail(c, "the mask " + shown(c.dataArg(2)->type()) +
                        " must be (N, groups·kh·kw, oh, ow) matching the offset" + shapes);
   return llvm::Error::success();
 }
@@ -77,12 +77,12 @@ llvm::Expected<Type> deformConv(const CallNode &c) {
     return fail(c, "malformed stride, padding or dilation");
   int64_t groups = c.attrs().getInt("groups", 1);
   if (in->dim(1) == 0)
-    return fail(c, "the input " + shown(dataArg(c, 0)->type()) +
+    return fail(c, "the input " + shown(c.dataArg(0)->type()) +
                        " has no channels (torchvision divides by them)");
   if (groups <= 0 || (in->dim(1) > 0 && wt->dim(1) >= 0 && in->dim(1) != wt->dim(1) * groups) ||
       (wt->dim(0) >= 0 && wt->dim(0) % groups))
     return fail(c, "the weight " + shown(w->type()) + " does not match the input " +
-                       shown(dataArg(c, 0)->type()) + " in " + llvm::Twine(groups) + " group(s)");
+                       shown(c.dataArg(0)->type()) + " in " + llvm::Twine(groups) + " group(s)");
   std::vector<int64_t> out = {in->dim(0), wt->dim(0), -1, -1};
   for (int i = 0; i < 2; ++i) {
     if (s[i] <= 0 || d[i] <= 0 || p[i] < 0)

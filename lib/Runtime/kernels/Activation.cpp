@@ -47,7 +47,7 @@ float sigmoid(float x, const float *) { return 1.f / (1.f + expApprox(-x)); }
 /// below 0.25 (its first omitted term < 3e-9 there), else
 /// 1 - 2 / (exp(2|x|) + 1) with the sign of x (within 3.1e-7 relative of
 /// PyTorch's over [-12, 12]; -0 stays -0, NaN NaN, +-inf gives +-1).
-float tanhf_(float x, const float *) {
+__attribute__((always_inline)) inline float tanhf_(float x, const float *) {
   float a = std::fabs(x);
   if (a < 0.25f) {
     float x2 = x * x;
@@ -72,8 +72,8 @@ __attribute__((always_inline)) inline float geluErf(float x, const float *) {
   q *= expApprox(-a * a);
   return 0.5f * x * (1.f + std::copysign(1.f - q, z));
 }
-float geluTanh(float x, const float *) {
-  return 0.5f * x * (1.f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+float geluTanh(float x, const float *p) {
+  return 0.5f * x * (1.f + tanhf_(0.79788456080286536f * (x + 0.044715f * x * x * x), p));
 }
 float leaky(float x, const float *p) { return x > 0 ? x : x * p[0]; }
 float elu(float x, const float *p) { return x > 0 ? x : p[0] * std::expm1(x); }

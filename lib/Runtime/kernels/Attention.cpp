@@ -145,7 +145,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeMha(const CallNode &c,
                                                   const KernelBuildContext &ctx) {
   if (isAttentionVariant(c))
     return makeAttentionVariant(c, ctx);
-  auto args = dataArgs(c);
+  auto args = c.dataArgs();
   if (args.empty() || args.size() > 3)
     return kernelError(c, "expects query[, key[, value]] (attention masks are not supported)");
   auto q = inputShape(c, 0);

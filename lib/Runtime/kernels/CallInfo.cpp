@@ -4,7 +4,7 @@
 namespace kc::rt {
 
 llvm::Expected<std::vector<std::vector<int64_t>>> inputShapes(const CallNode &c, size_t atLeast) {
-  auto args = dataArgs(c); // once: inputShape(c, i) collects them on every call
+  auto args = c.dataArgs(); // once: inputShape(c, i) collects them on every call
   if (args.size() < atLeast)
     return kernelError(c, "expects at least " + llvm::Twine(atLeast) + " input(s), got " +
                               llvm::Twine(args.size()));

@@ -14,18 +14,9 @@
 
 namespace kc::rt {
 
-/// The data arguments of a call (weights excluded), in order.
-inline std::vector<const ExprNode *> dataArgs(const CallNode &c) {
-  std::vector<const ExprNode *> r;
-  for (size_t i = 0; i < c.numArgs(); ++i)
-    if (c.keys()[i].role != ArgRole::Weight)
-      r.push_back(c.arg(i).get());
-  return r;
-}
-
 /// The static shape of data argument `i`.
 inline llvm::Expected<std::vector<int64_t>> inputShape(const CallNode &c, size_t i) {
-  auto args = dataArgs(c);
+  auto args = c.dataArgs();
   if (i >= args.size())
     return kernelError(c, "expects at least " + llvm::Twine(i + 1) + " input(s), got " +
                               llvm::Twine(args.size()));

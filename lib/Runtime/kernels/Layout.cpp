@@ -207,7 +207,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRepeat(const CallNode &c, const Ca
 /// (of the flattened input without one) repeated.
 llvm::Expected<std::unique_ptr<OpKernel>> makeRepeatInterleave(const CallNode &c,
                                                                const CallShapes &io) {
-  if (dataArgs(c).size() != 1)
+  if (c.dataArgs().size() != 1)
     return kernelError(c, "repeats given as a tensor are not supported");
   const AttrValue *rv = c.attrs().find("repeats");
   if (!rv || !rv->isInt() || rv->getInt() <= 0)

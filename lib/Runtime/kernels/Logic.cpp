@@ -308,7 +308,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLogic(const CallNode &c, const Ker
   }
   std::vector<Arg> args;
   size_t nextPositional = 0;
-  size_t numData = dataArgs(c).size();
+  size_t numData = c.dataArgs().size();
   for (const char *name : names) {
     Arg a;
     int i = namedOperand(c, name);

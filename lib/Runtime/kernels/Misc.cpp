@@ -112,7 +112,7 @@ private:
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeClamp(const CallNode &c, const KernelBuildContext &) {
-  if (dataArgs(c).size() != 1)
+  if (c.dataArgs().size() != 1)
     return kernelError(c, "clamp bounds given as tensors are not supported");
   const AttrValue *lo = c.attrs().find("min"), *hi = c.attrs().find("max");
   return std::unique_ptr<OpKernel>(
@@ -263,7 +263,7 @@ private:
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeCast(const CallNode &c, const KernelBuildContext &) {
-  auto args = dataArgs(c);
+  auto args = c.dataArgs();
   auto *it = args.empty() ? nullptr : llvm::dyn_cast_or_null<TensorTypeNode>(args[0]->type().get());
   if (!it)
     return kernelError(c, "needs a typed input");

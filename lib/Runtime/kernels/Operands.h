@@ -7,7 +7,7 @@ namespace kc::rt {
 
 /// The element type of data argument `i`, or Unknown.
 inline DType operandDType(const CallNode &c, size_t i) {
-  auto args = dataArgs(c);
+  auto args = c.dataArgs();
   auto *tt =
       i < args.size() ? llvm::dyn_cast_or_null<TensorTypeNode>(args[i]->type().get()) : nullptr;
   return tt ? tt->dtype() : DType::Unknown;

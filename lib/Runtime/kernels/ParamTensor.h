@@ -29,7 +29,7 @@ public:
       return p;
     }
     p.operand_ = namedOperand(c, name);
-    if (p.operand_ < 0 && pos >= 0 && size_t(pos) < dataArgs(c).size())
+    if (p.operand_ < 0 && pos >= 0 && size_t(pos) < c.dataArgs().size())
       p.operand_ = pos;
     if (p.operand_ < 0)
       return p;

@@ -47,7 +47,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c,
   if (!w)
     return w.takeError();
   int bi = namedOperand(c, "bias");
-  if (bi < 0 && dataArgs(c).size() > 2)
+  if (bi < 0 && c.dataArgs().size() > 2)
     bi = 2;
   if (x->empty() || w->size() != 2 || (*w)[1] != x->back())
     return kernelError(c,

@@ -189,7 +189,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeRecurrent(const CallNode &c,
   auto in = inputShape(c, 0);
   if (!in)
     return in.takeError();
-  size_t numInputs = dataArgs(c).size();
+  size_t numInputs = c.dataArgs().size();
   bool unbatched = in->size() == 2;
   if (in->size() != 2 && in->size() != 3)
     return kernelError(c, "expects a 2-d or 3-d input, got " + shapeToString(*in));

@@ -157,7 +157,7 @@ KC_REGISTER_MOVE_KERNEL(expand, "Tensor.expand", withShapes<makeExpand>);
 /// each sliced dim is computed here, with PyTorch's clamping.
 llvm::Expected<std::unique_ptr<OpKernel>> makeSlice(const CallNode &c, const CallShapes &io) {
   const std::vector<int64_t> *in = &io.in, *out = &io.out;
-  if (dataArgs(c).size() != 1)
+  if (c.dataArgs().size() != 1)
     return kernelError(c, "slice bounds given as tensors are not supported (only attributes)");
   size_t r = in->size();
   auto src = contiguousStrides(*in);

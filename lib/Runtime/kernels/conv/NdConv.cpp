@@ -204,7 +204,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
     if (w.weightInput < 0)
       w.weightInput = 1;
     w.biasInput = namedOperand(c, "bias");
-    if (w.biasInput < 0 && dataArgs(c).size() > 2)
+    if (w.biasInput < 0 && c.dataArgs().size() > 2)
       w.biasInput = 2;
     auto ws = inputShape(c, size_t(w.weightInput));
     if (!ws)
