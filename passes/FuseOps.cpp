@@ -28,6 +28,7 @@
 #include "kc/IR/Functor.h"
 #include "kc/IR/Op.h"
 #include "kc/IR/Uses.h"
+#include "kc/IR/WindowAttrs.h"
 #include "kc/Pass/Pass.h"
 #include "kc/Pass/PassUtils.h"
 
@@ -59,17 +60,6 @@ bool isActivation(const CallNode &c) {
   return d && d->activation() != ActivationKind::None;
 }
 
-/// Whether every entry of int-list attribute `key` is `v` (absent: `dflt`).
-bool allEqual(const CallNode &c, llvm::StringRef key, int64_t v, bool dflt) {
-  const AttrValue *a = c.attrs().find(key);
-  if (!a)
-    return dflt;
-  if (a->isString()) // padding="valid", or "same" of a 1x1 kernel
-    return v == 0 && (a->getString() == "valid" || a->getString() == "same");
-  std::vector<int64_t> xs = c.attrs().getInts(key);
-  return !xs.empty() && llvm::all_of(xs, [&](int64_t x) { return x == v; });
-}
-
 const TensorTypeNode *tensorOf(const ExprNode *e) {
   return llvm::dyn_cast_or_null<TensorTypeNode>(e->type().get());
 }
@@ -90,8 +80,17 @@ bool isConv2d(const CallNode &c) {
 
 /// A 1x1 convolution with stride 1, no padding and one group.
 bool isPointwise(const CallNode &c) {
-  return isConv2d(c) && allEqual(c, "kernel_size", 1, false) && allEqual(c, "stride", 1, true) &&
-         allEqual(c, "padding", 0, true) && c.attrs().getInt("groups", 1) == 1;
+  if (!isConv2d(c))
+    return false;
+  auto w = WindowAttrs::from(c, 2, WindowOp::Conv);
+  if (!w) {
+    llvm::consumeError(w.takeError());
+    return false;
+  }
+  auto ones = [](const std::vector<int64_t> &v) {
+    return llvm::all_of(v, [](int64_t x) { return x == 1; });
+  };
+  return ones(w->kernel) && ones(w->stride) && w->zeroPadding() && w->groups == 1;
 }
 
 /// A convolution with one group per channel, as many outputs as inputs.

@@ -1189,6 +1189,64 @@ TEST_CASE("kernel: nn.Conv2d grouped, dilated, strided, padded") {
   checkConv({2, 3, 7, 6, 5, 3, 1, 1, 1, 1, true}, rng, "plain 3x3 stride 1 pad 1");
 }
 
+TEST_CASE("kernel: padding='same' with an even span pads the odd unit after") {
+  // PyTorch pads d(k-1)/2 before and the rest after; the reference sums
+  // the kernel over that padding directly (a 2-d case as depth 1).
+  struct Case {
+    Dims in, k, d;
+    const char *op;
+  };
+  std::mt19937 rng(11);
+  for (const Case &c : {Case{{1, 3, 6, 7}, {4, 2}, {1, 3}, "nn.Conv2d"},
+                        Case{{2, 2, 5, 6, 4}, {2, 3, 4}, {1, 1, 1}, "nn.Conv3d"},
+                        Case{{1, 2, 5, 6, 4}, {2, 1, 2}, {2, 1, 3}, "nn.Conv3d"}}) {
+    CAPTURE(c.op);
+    size_t n = c.k.size();
+    int64_t C = c.in[1], OC = 3;
+    Dims wshape{OC, C};
+    wshape.insert(wshape.end(), c.k.begin(), c.k.end());
+    Dims out = c.in;
+    out[1] = OC;
+    auto x = uniform(rng, count(c.in));
+    auto w = uniform(rng, count(wshape));
+    ModulePtr m = weightedOp(c.op, c.in,
+                             {{"in_channels", i64(C)},
+                              {"out_channels", i64(OC)},
+                              {"kernel_size", ints(c.k)},
+                              {"dilation", ints(c.d)},
+                              {"padding", AttrValue::string("same")},
+                              {"bias", flag(false)}},
+                             {{"weight", wshape, w}}, out);
+    // As 3 spatial dims: size, kernel, dilation, padding before.
+    Dims S(3, 1), K(3, 1), D(3, 1), P(3, 0);
+    for (size_t i = 0; i < n; ++i) {
+      S[3 - n + i] = c.in[2 + i], K[3 - n + i] = c.k[i], D[3 - n + i] = c.d[i];
+      P[3 - n + i] = c.d[i] * (c.k[i] - 1) / 2;
+    }
+    std::vector<double> ref;
+    for (int64_t b = 0; b < c.in[0]; ++b)
+      for (int64_t oc = 0; oc < OC; ++oc)
+        for (int64_t o0 = 0; o0 < S[0]; ++o0)
+          for (int64_t o1 = 0; o1 < S[1]; ++o1)
+            for (int64_t o2 = 0; o2 < S[2]; ++o2) {
+              double sum = 0;
+              for (int64_t ic = 0; ic < C; ++ic)
+                for (int64_t k0 = 0; k0 < K[0]; ++k0)
+                  for (int64_t k1 = 0; k1 < K[1]; ++k1)
+                    for (int64_t k2 = 0; k2 < K[2]; ++k2) {
+                      int64_t i0 = o0 - P[0] + k0 * D[0], i1 = o1 - P[1] + k1 * D[1],
+                              i2 = o2 - P[2] + k2 * D[2];
+                      if (i0 < 0 || i0 >= S[0] || i1 < 0 || i1 >= S[1] || i2 < 0 || i2 >= S[2])
+                        continue;
+                      sum += double(x[(((b * C + ic) * S[0] + i0) * S[1] + i1) * S[2] + i2]) *
+                             w[(((oc * C + ic) * K[0] + k0) * K[1] + k1) * K[2] + k2];
+                    }
+              ref.push_back(sum);
+            }
+    expectCloseTwice(*m, tensorOf(c.in, x), out, ref, c.op);
+  }
+}
+
 TEST_CASE("kernel: nn.Conv2d depthwise") {
   std::mt19937 rng(1515);
   checkConv({2, 4, 6, 5, 4, 3, 1, 1, 1, 4, true}, rng, "depthwise 3x3 stride 1 pad 1");

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/IR/WindowAttrs.h"
+
 using namespace kc;
 using namespace kc::typerules;
 
@@ -30,41 +32,35 @@ llvm::Expected<Type> convRule(const CallNode &c, size_t n, bool transposed) {
   if (in->rank() < n + 1 || w->rank() != n + 2)
     return fail(c, "expects an input of at least " + llvm::Twine(n + 1) + " dims and a weight of " +
                        llvm::Twine(n + 2));
-  std::vector<int64_t> s = intsN(c, "stride", n, std::vector<int64_t>(n, 1));
-  std::vector<int64_t> d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
-  std::vector<int64_t> op = intsN(c, "output_padding", n, std::vector<int64_t>(n, 0));
-  int64_t groups = c.attrs().getInt("groups", 1);
-  bool same = false;
-  std::vector<int64_t> p(n, 0);
-  if (const AttrValue *pv = c.attrs().find("padding"); pv && pv->isString())
-    same = pv->getString() == "same";
-  else
-    p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
-  if (s.size() != n || d.size() != n || p.size() != n || op.size() != n || groups <= 0)
-    return fail(c, "malformed stride, dilation, padding, output_padding or groups");
+  std::vector<int64_t> kernel(w->dims().begin() + 2, w->dims().end());
+  if (llvm::any_of(kernel, [](int64_t k) { return k < 0; }))
+    kernel.clear(); // unknown: kernel_size cannot be checked yet
   std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
   size_t r = dims.size();
-  CheckedInt oc = transposed ? CheckedInt(w->dim(1)) * groups : CheckedInt(w->dim(0));
+  if (kernel.empty()) {
+    dims[r - n - 1] = transposed ? -1 : w->dim(0);
+    for (size_t i = 0; i < n; ++i)
+      dims[r - n + i] = -1;
+    return tensorType(in->dtype(), dims);
+  }
+  auto win = WindowAttrs::from(c, n, transposed ? WindowOp::ConvTranspose : WindowOp::Conv, kernel);
+  if (!win)
+    return fail(c, llvm::toString(win.takeError()));
+  CheckedInt oc = transposed ? CheckedInt(w->dim(1)) * win->groups : CheckedInt(w->dim(0));
   if (oc.overflowed())
     return fail(c, "groups give a channel count outside int64");
   dims[r - n - 1] = oc.value();
   for (size_t i = 0; i < n; ++i) {
-    int64_t x = dims[r - n + i], k = w->dim(2 + i);
-    if (s[i] <= 0 || d[i] <= 0 || p[i] < 0 || op[i] < 0)
-      return fail(c, "stride and dilation must be positive, paddings not negative");
-    if (same || x < 0 || k < 0)
+    int64_t x = dims[r - n + i];
+    if (x < 0)
       continue;
-    CheckedInt span = CheckedInt(d[i]) * (CheckedInt(k) - 1);
-    CheckedInt out = transposed
-                         ? (CheckedInt(x) - 1) * s[i] - CheckedInt(2) * p[i] + span + op[i] + 1
-                         : (CheckedInt(x) + CheckedInt(2) * p[i] - span - 1) / s[i] + 1;
-    if (out.overflowed())
+    std::optional<int64_t> out = win->outputSize(i, x);
+    if (!out)
       return fail(c, "the attributes give an output size outside int64");
-    if (out.value() <= 0 ||
-        (!transposed && (CheckedInt(x) + CheckedInt(2) * p[i] - span).value() <= 0))
+    if (*out <= 0)
       return fail(c, "input size " + llvm::Twine(x) + " in spatial dim " + llvm::Twine(i) +
                          " is smaller than the padded, dilated kernel");
-    dims[r - n + i] = out.value();
+    dims[r - n + i] = *out;
   }
   return tensorType(in->dtype(), dims);
 }

@@ -7,6 +7,7 @@
 #include "TypeRuleUtils.h"
 
 #include "kc/IR/Padding.h"
+#include "kc/IR/WindowAttrs.h"
 
 #include <cmath>
 
@@ -16,26 +17,6 @@ using namespace kc::typerules;
 namespace {
 
 AttrValue ints(std::vector<int64_t> v) { return AttrValue::intList(std::move(v)); }
-
-/// out = floor((in + 2p - d(k-1) - 1) / s) + 1, or ceil with ceil_mode, where
-/// a last window that would start in the right padding is dropped (PyTorch).
-/// Overflows when the attributes take the arithmetic outside int64.
-CheckedInt windowOut(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceilMode) {
-  if (in < 0)
-    return -1;
-  CheckedInt span = CheckedInt(in) + CheckedInt(2) * p - CheckedInt(d) * (CheckedInt(k) - 1) - 1;
-  if (span.overflowed() || span.value() < 0 || s <= 0)
-    return span.overflowed() ? span : CheckedInt(0);
-  CheckedInt out = (ceilMode ? (span + s - 1) / s : span / s) + 1;
-  if (ceilMode) {
-    CheckedInt lastStart = (out - 1) * s, end = CheckedInt(in) + p;
-    if (lastStart.overflowed() || end.overflowed())
-      return lastStart.overflowed() ? lastStart : end;
-    if (lastStart.value() >= end.value())
-      out = out - 1;
-  }
-  return out;
-}
 
 llvm::Error outsideInt64(const CallNode &c, llvm::StringRef what) {
   return fail(c, what + " give an output size outside int64");
@@ -61,39 +42,19 @@ llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool t
   if (in->rank() < n + 1)
     return fail(c, "expects at least " + llvm::Twine(n + 1) + " dims, got " +
                        llvm::Twine(in->rank()));
-  std::vector<int64_t> k = intsN(c, "kernel_size", n, {});
-  if (k.size() != n)
-    return fail(c, "missing or malformed kernel_size");
-  std::vector<int64_t> s = intsN(c, "stride", n, isPool ? k : std::vector<int64_t>(n, 1));
-  std::vector<int64_t> d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
-  std::vector<int64_t> op = intsN(c, "output_padding", n, std::vector<int64_t>(n, 0));
-  std::vector<int64_t> p(n, 0), pairs;
-  bool same = false;
-  if (const AttrValue *pv = c.attrs().find("padding"); pv && pv->isString()) {
-    same = pv->getString() == "same";
-  } else {
-    p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
-    // A convolution with a padding_mode may carry F.pad's (left, right)
-    // pairs, last dim first: pnnx writes nn.Conv3d's circular padding so.
-    if (std::vector<int64_t> all = c.attrs().getInts("padding");
-        !isPool && !transposed && n > 1 && all.size() == 2 * n) {
-      pairs = all;
-      for (int64_t x : pairs)
-        if (x < 0)
-          return fail(c, "padding must not be negative");
-    }
-  }
-  // Kernels divide by strides and step by dilations: zero or negative ones
-  // are refused here, naming the op, rather than reaching them.
-  for (size_t i = 0; i < n; ++i) {
-    if (k[i] <= 0 || s.size() != n || s[i] <= 0 || d.size() != n || d[i] <= 0)
-      return fail(c, "kernel_size, stride and dilation must be positive");
-    if (!same && (p.size() != n || p[i] < 0))
-      return fail(c, "padding must not be negative");
-    if (op.size() != n || op[i] < 0)
-      return fail(c, "output_padding must not be negative");
-  }
-  bool ceilMode = c.attrs().getBool("ceil_mode", false);
+  // A convolution's weight, when known, must agree with kernel_size.
+  std::vector<int64_t> weightKernel;
+  if (const ConstantNode *weight = isPool ? nullptr : c.weight("weight"))
+    if (auto *wt = llvm::dyn_cast_or_null<TensorTypeNode>(weight->type().get());
+        wt && wt->rank() == n + 2)
+      weightKernel.assign(wt->dims().begin() + 2, wt->dims().end());
+  auto w = WindowAttrs::from(c, n,
+                             isPool       ? WindowOp::Pool
+                             : transposed ? WindowOp::ConvTranspose
+                                          : WindowOp::Conv,
+                             weightKernel);
+  if (!w)
+    return fail(c, llvm::toString(w.takeError()));
   std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
   size_t r = dims.size();
   // PyTorch 1.13 gives a convolution of an input without channels an empty
@@ -107,35 +68,28 @@ llvm::Expected<Type> windowRule(const CallNode &c, size_t n, bool isPool, bool t
   } else if (!isPool) {
     CheckedInt outC = c.attrs().getInt("out_channels", -1);
     if (outC.value() < 0)
-      if (const ConstantNode *w = c.weight("weight"))
-        if (auto *wt = llvm::dyn_cast_or_null<TensorTypeNode>(w->type().get());
+      if (const ConstantNode *weight = c.weight("weight"))
+        if (auto *wt = llvm::dyn_cast_or_null<TensorTypeNode>(weight->type().get());
             wt && wt->rank() >= (transposed ? 2u : 1u))
-          outC = transposed ? CheckedInt(wt->dim(1)) * c.attrs().getInt("groups", 1) : wt->dim(0);
+          outC = transposed ? CheckedInt(wt->dim(1)) * w->groups : wt->dim(0);
     if (outC.overflowed())
       return outsideInt64(c, "groups and the weight's shape");
     dims[r - n - 1] = outC.value();
   }
   for (size_t i = 0; i < n; ++i) {
     int64_t x = dims[r - n + i];
-    if (same)
+    if (x < 0)
       continue;
-    if (!pairs.empty() && x >= 0)
-      x += pairs[2 * (n - 1 - i)] + pairs[2 * (n - 1 - i) + 1];
-    CheckedInt out = -1;
-    if (!transposed)
-      out = windowOut(x, k[i], s[i], p[i], d[i], isPool && ceilMode);
-    else if (x >= 0)
-      out = (CheckedInt(x) - 1) * s[i] - CheckedInt(2) * p[i] +
-            CheckedInt(d[i]) * (CheckedInt(k[i]) - 1) + op[i] + 1;
-    if (out.overflowed())
+    std::optional<int64_t> out = w->outputSize(i, x);
+    if (!out)
       return outsideInt64(c, "kernel_size, stride, padding and dilation");
     // An input smaller than the (dilated) kernel leaves no output: PyTorch
     // refuses it, and kernels would divide by the empty size.
-    if (x >= 0 && out.value() <= 0)
+    if (*out <= 0)
       return fail(c, "input size " + llvm::Twine(x) + " in spatial dim " + llvm::Twine(i) +
-                         " leaves an output size of " + llvm::Twine(out.value()) +
+                         " leaves an output size of " + llvm::Twine(*out) +
                          " (smaller than the padded, dilated kernel)");
-    dims[r - n + i] = out.value();
+    dims[r - n + i] = *out;
   }
   return tensorType(in->dtype(), dims);
 }

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/IR/WindowAttrs.h"
+
 #include "kc/IR/Einsum.h"
 #include "kc/IR/Functor.h"
 #include "kc/IR/OpCost.h"
@@ -213,14 +215,16 @@ std::optional<double> statNorm(const CallNode &c) {
 /// division per output for the average.
 template <bool Average> std::optional<double> pool(const CallNode &c) {
   auto n = outCount(c);
-  std::vector<int64_t> k = c.attrs().getInts("kernel_size");
-  const TensorTypeNode *in = dataType(c, 0);
-  if (!n || k.empty() || !in)
+  llvm::StringRef op = c.calleeName();
+  size_t spatial = op.endswith("3d") ? 3 : op.endswith("2d") ? 2 : 1;
+  if (!n)
     return std::nullopt;
-  // A single kernel_size entry covers every spatial dim.
-  size_t spatial = in->rank() >= 2 ? std::min<size_t>(3, in->rank() - 1) : 1;
-  double taps = k.size() == 1 ? std::pow(double(k[0]), double(spatial)) : product(k);
-  return *n * taps + (Average ? *n : 0);
+  auto w = WindowAttrs::from(c, spatial, WindowOp::Pool);
+  if (!w) {
+    llvm::consumeError(w.takeError());
+    return std::nullopt;
+  }
+  return *n * product(w->kernel) + (Average ? *n : 0);
 }
 
 /// Adaptive pools and reductions read every input element once; averages

@@ -1,6 +1,8 @@
 //===- SpatialOps.cpp - grid_sample, affine_grid, fold, unfold ------------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/IR/WindowAttrs.h"
+
 using namespace kc;
 using namespace kc::typerules;
 
@@ -41,22 +43,23 @@ llvm::Expected<Type> affineGrid(const CallNode &c) {
   return tensorType(t->dtype(), d);
 }
 
-/// The number of sliding-window positions along each of the 2 dims.
-llvm::Expected<std::vector<int64_t>> blocks(const CallNode &c, std::vector<int64_t> spatial) {
-  std::vector<int64_t> k = intsN(c, "kernel_size", 2, {}), s = intsN(c, "stride", 2, {1, 1}),
-                       p = intsN(c, "padding", 2, {0, 0}), d = intsN(c, "dilation", 2, {1, 1});
-  if (k.size() != 2 || s.size() != 2 || p.size() != 2 || d.size() != 2)
-    return fail(c, "malformed kernel_size, stride, padding or dilation");
+/// The number of sliding-window positions along each of the 2 dims, and
+/// the window.
+llvm::Expected<std::pair<std::vector<int64_t>, WindowAttrs>> blocks(const CallNode &c,
+                                                                    std::vector<int64_t> spatial) {
+  auto w = WindowAttrs::from(c, 2, WindowOp::Conv);
+  if (!w)
+    return fail(c, llvm::toString(w.takeError()));
   std::vector<int64_t> n;
-  for (int i = 0; i < 2; ++i) {
-    if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0)
-      return fail(c, "kernel_size, stride and dilation must be positive, padding not negative");
-    int64_t span = spatial[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1;
-    if (span < 0)
+  for (size_t i = 0; i < 2; ++i) {
+    std::optional<int64_t> out = w->outputSize(i, spatial[i]);
+    if (!out)
+      return fail(c, "the attributes give a block count outside int64");
+    if (*out <= 0)
       return fail(c, "the window does not fit the padded input");
-    n.push_back(span / s[i] + 1);
+    n.push_back(*out);
   }
-  return n;
+  return std::make_pair(std::move(n), std::move(*w));
 }
 
 /// unfold: (N, C, H, W) → (N, C·kh·kw, L).
@@ -66,11 +69,14 @@ llvm::Expected<Type> unfold(const CallNode &c) {
     return Type();
   if (in->rank() != 4)
     return fail(c, "expects (N, C, H, W)");
-  auto n = blocks(c, {in->dim(2), in->dim(3)});
-  if (!n)
-    return n.takeError();
-  std::vector<int64_t> k = intsN(c, "kernel_size", 2, {});
-  return tensorType(in->dtype(), {in->dim(0), in->dim(1) * k[0] * k[1], (*n)[0] * (*n)[1]});
+  auto b = blocks(c, {in->dim(2), in->dim(3)});
+  if (!b)
+    return b.takeError();
+  const std::vector<int64_t> &n = b->first, &k = b->second.kernel;
+  CheckedInt rows = CheckedInt(in->dim(1)) * k[0] * k[1], cols = CheckedInt(n[0]) * n[1];
+  if (rows.overflowed() || cols.overflowed())
+    return fail(c, "the window gives a shape outside int64");
+  return tensorType(in->dtype(), {in->dim(0), rows.value(), cols.value()});
 }
 
 /// fold: (N, C·kh·kw, L) → (N, C, *output_size).
@@ -79,17 +85,20 @@ llvm::Expected<Type> fold(const CallNode &c) {
   if (!in || !in->isStatic())
     return Type();
   std::vector<int64_t> o = intsN(c, "output_size", 2, {});
-  std::vector<int64_t> k = intsN(c, "kernel_size", 2, {});
-  if (in->rank() != 3 || o.size() != 2 || k.size() != 2 || k[0] * k[1] <= 0 ||
-      in->dim(1) % (k[0] * k[1]))
-    return fail(c, "expects (N, C·kh·kw, L) and 2-d output_size and kernel_size");
-  auto n = blocks(c, o);
-  if (!n)
-    return n.takeError();
-  if ((*n)[0] * (*n)[1] != in->dim(2))
+  if (in->rank() != 3 || o.size() != 2)
+    return fail(c, "expects (N, C·kh·kw, L) and a 2-d output_size");
+  auto b = blocks(c, o);
+  if (!b)
+    return b.takeError();
+  const std::vector<int64_t> &n = b->first, &k = b->second.kernel;
+  CheckedInt taps = CheckedInt(k[0]) * k[1], blocksIn = CheckedInt(n[0]) * n[1];
+  if (taps.overflowed() || blocksIn.overflowed() || in->dim(1) % taps.value())
+    return fail(c, "the input's " + llvm::Twine(in->dim(1)) +
+                       " rows are not channels times the kernel's taps");
+  if (blocksIn.value() != in->dim(2))
     return fail(c, "the input has " + llvm::Twine(in->dim(2)) + " blocks, output_size gives " +
-                       llvm::Twine((*n)[0] * (*n)[1]));
-  return tensorType(in->dtype(), {in->dim(0), in->dim(1) / (k[0] * k[1]), o[0], o[1]});
+                       llvm::Twine(blocksIn.value()));
+  return tensorType(in->dtype(), {in->dim(0), in->dim(1) / taps.value(), o[0], o[1]});
 }
 
 const OpFlags kPure = OpFlags::Pure;

@@ -1,6 +1,8 @@
 //===- VisionOps.cpp - torchvision.ops.RoIAlign and DeformConv2d ----------===//
 #include "TypeRuleUtils.h"
 
+#include "kc/IR/WindowAttrs.h"
+
 using namespace kc;
 using namespace kc::typerules;
 
@@ -71,11 +73,13 @@ llvm::Expected<Type> deformConv(const CallNode &c) {
     return Type();
   if (in->rank() != 4 || wt->rank() != 4)
     return fail(c, "expects (N, C, H, W) and a 4-d weight");
-  std::vector<int64_t> s = intsN(c, "stride", 2, {1, 1}), p = intsN(c, "padding", 2, {0, 0}),
-                       d = intsN(c, "dilation", 2, {1, 1});
-  if (s.size() != 2 || p.size() != 2 || d.size() != 2)
-    return fail(c, "malformed stride, padding or dilation");
-  int64_t groups = c.attrs().getInt("groups", 1);
+  std::vector<int64_t> kernel{wt->dim(2), wt->dim(3)};
+  if (kernel[0] < 0 || kernel[1] < 0)
+    return Type(); // the window is not known yet
+  auto win = WindowAttrs::from(c, 2, WindowOp::Conv, kernel);
+  if (!win)
+    return fail(c, llvm::toString(win.takeError()));
+  int64_t groups = win->groups;
   if (in->dim(1) == 0)
     return fail(c, "the input " + shown(c.dataArg(0)->type()) +
                        " has no channels (torchvision divides by them)");
@@ -84,20 +88,15 @@ llvm::Expected<Type> deformConv(const CallNode &c) {
     return fail(c, "the weight " + shown(w->type()) + " does not match the input " +
                        shown(c.dataArg(0)->type()) + " in " + llvm::Twine(groups) + " group(s)");
   std::vector<int64_t> out = {in->dim(0), wt->dim(0), -1, -1};
-  for (int i = 0; i < 2; ++i) {
-    if (s[i] <= 0 || d[i] <= 0 || p[i] < 0)
-      return fail(c, "stride and dilation must be positive, padding not negative");
-    if (in->dim(2 + i) < 0 || wt->dim(2 + i) < 0)
+  for (size_t i = 0; i < 2; ++i) {
+    if (in->dim(2 + i) < 0)
       continue;
-    // torchvision: (in + 2p - (d(k-1) + 1)) / s + 1, truncating, must be positive.
-    CheckedInt span = CheckedInt(in->dim(2 + i)) + CheckedInt(2) * p[i] -
-                      (CheckedInt(d[i]) * (CheckedInt(wt->dim(2 + i)) - 1) + 1);
-    CheckedInt o = span / s[i] + 1;
-    if (o.overflowed())
+    std::optional<int64_t> o = win->outputSize(i, in->dim(2 + i));
+    if (!o)
       return fail(c, "stride, padding and dilation give an output size outside int64");
-    if (o.value() <= 0)
+    if (*o <= 0)
       return fail(c, "the kernel does not fit the padded input");
-    out[2 + i] = o.value();
+    out[2 + i] = *o;
   }
   if (auto e = checkDeformOperands(c, in, wt, out))
     return std::move(e);

@@ -2,6 +2,8 @@
 #include "Operands.h"
 #include "Parallel.h"
 
+#include "kc/IR/WindowAttrs.h"
+
 #include <cstring>
 
 namespace kc::rt {
@@ -55,16 +57,16 @@ private:
 
 template <bool Fold>
 llvm::Expected<std::unique_ptr<OpKernel>> makeWindows(const CallNode &c, const CallShapes &io) {
-  auto k = intsN(c, "kernel_size", 2, {}), s = intsN(c, "stride", 2, {1, 1}),
-       p = intsN(c, "padding", 2, {0, 0}), d = intsN(c, "dilation", 2, {1, 1});
-  if (k.size() != 2 || s.size() != 2 || p.size() != 2 || d.size() != 2)
-    return kernelError(c, "malformed kernel_size, stride, padding or dilation");
+  auto w = WindowAttrs::from(c, 2, WindowOp::Conv);
+  if (!w)
+    return kernelError(c, llvm::toString(w.takeError()));
+  const std::vector<int64_t> &k = w->kernel, &s = w->stride, &p = w->padBefore, &d = w->dilation;
   const std::vector<int64_t> &img = Fold ? io.out : io.in;
   if (img.size() != 4)
     return kernelError(c, "expects 4-d images, got " + shapeToString(img));
   Windows g{img[0], img[1], img[2], img[3], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], 0, 0};
-  g.BH = (g.H + 2 * g.PH - g.DH * (g.KH - 1) - 1) / g.SH + 1;
-  g.BW = (g.W + 2 * g.PW - g.DW * (g.KW - 1) - 1) / g.SW + 1;
+  g.BH = w->outputSize(0, g.H).value_or(0);
+  g.BW = w->outputSize(1, g.W).value_or(0);
   const std::vector<int64_t> &cols = Fold ? io.in : io.out;
   if (cols.size() != 3 || cols[1] != g.C * g.KH * g.KW || cols[2] != g.BH * g.BW)
     return kernelError(c, "columns " + shapeToString(cols) + " do not match the windows");

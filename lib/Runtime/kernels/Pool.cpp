@@ -140,7 +140,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePool(const CallNode &c, const Call
   auto w = poolWindow(c, n);
   if (!w)
     return w.takeError();
-  auto &[k, s, p, d] = *w;
+  std::vector<int64_t> &k = w->kernel, &s = w->stride, &p = w->padBefore, &d = w->dilation;
   if (oneD)
     k.insert(k.begin(), 1), s.insert(s.begin(), 1), p.insert(p.begin(), 0), d.insert(d.begin(), 1);
   int64_t H = oneD ? 1 : (*in)[in->size() - 2], W = in->back();

@@ -281,13 +281,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePoolNd(const CallNode &c,
     auto w = poolWindow(c, n);
     if (!w)
       return w.takeError();
-    auto &[k, s, p, d] = *w;
+    std::vector<int64_t> &k = w->kernel, &s = w->stride, &p = w->padBefore, &d = w->dilation;
     if (kind == PoolKind::Lp)
       p.assign(n, 0), d.assign(n, 1);
     for (size_t i = 0; i < n; ++i) {
-      if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0 || 2 * p[i] > k[i])
-        return kernelError(c, "padding must be at most half the kernel, and kernel, stride "
-                              "and dilation positive");
       g.k[lead + i] = k[i], g.s[lead + i] = s[i], g.p[lead + i] = p[i], g.d[lead + i] = d[i];
     }
   }

@@ -13,6 +13,7 @@
 #include "Operands.h"
 #include "Parallel.h"
 
+#include "kc/IR/WindowAttrs.h"
 #include "kc/Support/FloatToInt.h"
 
 namespace kc::rt {
@@ -187,14 +188,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeDeformConv(const CallNode &c, cons
     return std::move(e);
   if (in.size() != 4 || w.rank() != 4 || off.size() != 4 || out.size() != 4)
     return kernelError(c, "expects 4-d input, offset and weight");
-  auto s = intsN(c, "stride", 2, {1, 1}), p = intsN(c, "padding", 2, {0, 0}),
-       d = intsN(c, "dilation", 2, {1, 1});
-  if (s.size() != 2 || p.size() != 2 || d.size() != 2)
-    return kernelError(c, "malformed stride, padding or dilation");
-  DeformConvKernel::Dims g{
-      in[0],    in[1], in[2], in[3], out[1], out[2], out[3], w.dim(2),
-      w.dim(3), s[0],  s[1],  p[0],  p[1],   d[0],   d[1],   c.attrs().getInt("groups", 1),
-      1};
+  auto win = WindowAttrs::from(c, 2, WindowOp::Conv, {w.dim(2), w.dim(3)});
+  if (!win)
+    return kernelError(c, llvm::toString(win.takeError()));
+  const std::vector<int64_t> &s = win->stride, &p = win->padBefore, &d = win->dilation;
+  DeformConvKernel::Dims g{in[0],  in[1],    in[2],    in[3],       out[1], out[2],
+                           out[3], w.dim(2), w.dim(3), s[0],        s[1],   p[0],
+                           p[1],   d[0],     d[1],     win->groups, 1};
   int64_t T = g.KH * g.KW;
   if (g.G <= 0 || g.C % g.G || g.OC % g.G || w.dim(1) != g.C / g.G || w.dim(0) != g.OC)
     return kernelError(c, "weight " + shapeToString(w.shape()) + " does not match the channels");

@@ -201,7 +201,7 @@ namespace {
 /// A convolution call's geometry and weights.
 llvm::Expected<std::pair<ConvGeometry, ConvWeights>> readConv(const CallNode &call,
                                                               bool transposed) {
-  auto g = convGeometry(call);
+  auto g = convGeometry(call, transposed);
   if (!g)
     return g.takeError();
   int64_t weights = (transposed ? g->C * g->OCg() : g->OC * g->Cg()) * g->KH * g->KW;

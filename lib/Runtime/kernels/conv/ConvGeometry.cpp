@@ -2,12 +2,13 @@
 #include "ConvGeometry.h"
 #include "../PackedGemm.h"
 #include "../StripGemm.h"
+#include "kc/IR/WindowAttrs.h"
 
 #include <omp.h>
 
 namespace kc::rt {
 
-llvm::Expected<ConvGeometry> convGeometry(const CallNode &c) {
+llvm::Expected<ConvGeometry> convGeometry(const CallNode &c, bool transposed) {
   auto io = callShapes(c);
   if (!io)
     return io.takeError();
@@ -16,30 +17,20 @@ llvm::Expected<ConvGeometry> convGeometry(const CallNode &c) {
   size_t spatial = i.size() - 2;
   if ((i.size() != 3 && i.size() != 4) || o.size() != i.size())
     return kernelError(c, "expects a 3-d or 4-d input, got " + shapeToString(i));
-  auto k = intsN(c, "kernel_size", spatial, {});
-  auto s = intsN(c, "stride", spatial, std::vector<int64_t>(spatial, 1));
-  auto d = intsN(c, "dilation", spatial, std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> p(spatial, 0);
-  if (const AttrValue *pv = c.attrs().find("padding"); pv && pv->isString()) {
-    if (pv->getString() == "same")
-      for (size_t a = 0; a < spatial; ++a)
-        p[a] = d[a] * (k[a] - 1) / 2;
-    else if (pv->getString() != "valid")
-      return kernelError(c, "unknown padding '" + pv->getString() + "'");
-  } else {
-    p = intsN(c, "padding", spatial, std::vector<int64_t>(spatial, 0));
-  }
-  if (c.attrs().getString("padding_mode", "zeros") != "zeros")
-    return kernelError(c, "padding_mode '" + c.attrs().getString("padding_mode", "") +
-                              "' is not supported (only zeros)");
-  if (k.size() != spatial || s.size() != spatial || d.size() != spatial || p.size() != spatial)
-    return kernelError(c, "malformed kernel_size/stride/dilation/padding");
+  auto w = WindowAttrs::from(c, spatial, transposed ? WindowOp::ConvTranspose : WindowOp::Conv);
+  if (!w)
+    return kernelError(c, llvm::toString(w.takeError()));
+  if (w->paddingMode != "zeros")
+    return kernelError(c, "padding_mode '" + w->paddingMode + "' is not supported (only zeros)");
+  // The kernels pad by padBefore and read the output size from the type,
+  // which covers the padding after.
+  std::vector<int64_t> &k = w->kernel, &s = w->stride, &d = w->dilation, &p = w->padBefore;
   if (spatial == 1) { // (N,C,L) as (N,C,1,L)
     i.insert(i.begin() + 2, 1), o.insert(o.begin() + 2, 1);
     k.insert(k.begin(), 1), s.insert(s.begin(), 1), d.insert(d.begin(), 1), p.insert(p.begin(), 0);
   }
   ConvGeometry g{i[0], i[1], i[2], i[3], o[1], o[2], o[3], k[0],
-                 k[1], s[0], s[1], p[0], p[1], d[0], d[1], c.attrs().getInt("groups", 1)};
+                 k[1], s[0], s[1], p[0], p[1], d[0], d[1], w->groups};
   if (g.G <= 0 || g.C % g.G || g.OC % g.G)
     return kernelError(c, "groups=" + llvm::Twine(g.G) + " does not divide the channels");
   return g;

@@ -29,7 +29,7 @@ struct ConvGeometry {
 };
 
 /// Reads the attributes common to Conv and ConvTranspose.
-llvm::Expected<ConvGeometry> convGeometry(const CallNode &c);
+llvm::Expected<ConvGeometry> convGeometry(const CallNode &c, bool transposed);
 
 /// A convolution's weight (OC × C/G × KH × KW, or C × OC/G × KH × KW
 /// transposed), its bias (or empty), and the mapped .bin bytes the weight

@@ -16,6 +16,7 @@
 #include "../Operands.h"
 #include "../Parallel.h"
 #include "ConvAlgorithms.h"
+#include "kc/IR/WindowAttrs.h"
 
 #include <cstring>
 
@@ -229,31 +230,17 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
     return kernelError(c,
                        "weight " + shapeToString(wshape) + " is not " + llvm::Twine(n + 2) + "-d");
   std::vector<int64_t> k(wshape.begin() + 2, wshape.end());
-  auto s = intsN(c, "stride", n, std::vector<int64_t>(n, 1));
-  auto d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
-  std::vector<int64_t> p(n, 0);
-  if (const AttrValue *pv = c.attrs().find("padding"); pv && pv->isString()) {
-    if (pv->getString() == "same")
-      for (size_t i = 0; i < n; ++i) {
-        if (d[i] * (k[i] - 1) % 2)
-          return kernelError(c, "padding='same' with an even span needs asymmetric padding, "
-                                "which is not supported");
-        p[i] = d[i] * (k[i] - 1) / 2;
-      }
-    else if (pv->getString() != "valid")
-      return kernelError(c, "unknown padding '" + pv->getString() + "'");
-  } else {
-    p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
-  }
-  if (s.size() != n || d.size() != n || p.size() != n)
-    return kernelError(c, "malformed stride, dilation or padding");
+  auto win = WindowAttrs::from(c, n, transposed ? WindowOp::ConvTranspose : WindowOp::Conv, k);
+  if (!win)
+    return kernelError(c, llvm::toString(win.takeError()));
+  // The im2col loops pad by padBefore and take the output size from the
+  // type, which covers the padding after.
+  const std::vector<int64_t> &s = win->stride, &d = win->dilation, &p = win->padBefore;
   int64_t wantW0 = transposed ? g.C : g.OC, wantW1 = transposed ? g.OC / g.G : g.C / g.G;
   if (wshape[0] != wantW0 || wshape[1] != wantW1)
     return kernelError(c, "weight " + shapeToString(wshape) + " does not match the channels");
   size_t lead = 3 - n;
   for (size_t i = 0; i < n; ++i) {
-    if (s[i] <= 0 || d[i] <= 0 || p[i] < 0)
-      return kernelError(c, "stride and dilation must be positive, padding not negative");
     g.in[lead + i] = in[2 + i], g.out[lead + i] = out[2 + i];
     g.k[lead + i] = k[i], g.s[lead + i] = s[i], g.p[lead + i] = p[i], g.d[lead + i] = d[i];
   }
@@ -267,7 +254,9 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
   } else if (w.bias.raw() && w.bias.numel() != g.OC) {
     return kernelError(c, "bias does not have " + llvm::Twine(g.OC) + " elements");
   }
-  if (n == 3 && !transposed && !functional && g.G == 1 && g.d[0] == 1) {
+  // The sliced kernel pads depth the same on both sides.
+  if (n == 3 && !transposed && !functional && g.G == 1 && g.d[0] == 1 &&
+      win->padBefore[0] == win->padAfter[0]) {
     SlicedConv3d sc{g.N,    g.C,    g.in[0], g.in[1], g.in[2], g.OC,   g.out[0],
                     g.out[1], g.out[2], g.k[0], g.k[1], g.k[2], g.s[0], g.s[1],
                     g.s[2], g.p[0], g.p[1], g.p[2], g.d[1], g.d[2]};

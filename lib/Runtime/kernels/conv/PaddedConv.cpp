@@ -9,6 +9,7 @@
 #include "ConvAlgorithms.h"
 
 #include "kc/IR/Padding.h"
+#include "kc/IR/WindowAttrs.h"
 
 namespace kc::rt {
 namespace {
@@ -49,41 +50,19 @@ private:
 
 llvm::Expected<std::unique_ptr<OpKernel>> makePaddedConv(const CallNode &c,
                                                          const KernelBuildContext &ctx) {
-  std::string mode = c.attrs().getString("padding_mode", "zeros");
-  if (mode != "reflect" && mode != "replicate" && mode != "circular")
-    return kernelError(c, "unknown padding_mode '" + mode + "'");
   auto in = inputShape(c, 0);
   if (!in)
     return in.takeError();
   if (in->size() < 2)
     return kernelError(c, "expects (N, C, ...), got " + shapeToString(*in));
   size_t n = in->size() - 2;
-  auto k = intsN(c, "kernel_size", n, {});
-  auto d = intsN(c, "dilation", n, std::vector<int64_t>(n, 1));
-  if (k.size() != n || d.size() != n)
-    return kernelError(c, "malformed kernel_size or dilation");
-  // F.pad's (left, right) pairs, last dim first.
-  std::vector<int64_t> pairs;
-  const AttrValue *pv = c.attrs().find("padding");
-  if (pv && pv->isString()) {
-    if (pv->getString() != "same" && pv->getString() != "valid")
-      return kernelError(c, "unknown padding '" + pv->getString() + "'");
-    for (size_t i = n; i-- > 0;) {
-      int64_t total = pv->getString() == "same" ? d[i] * (k[i] - 1) : 0;
-      pairs.push_back(total / 2);
-      pairs.push_back(total - total / 2);
-    }
-  } else {
-    std::vector<int64_t> p = intsN(c, "padding", n, std::vector<int64_t>(n, 0));
-    if (p.size() == 2 * n) {
-      pairs = p;
-    } else if (p.size() == n) {
-      for (size_t i = n; i-- > 0;)
-        pairs.push_back(p[i]), pairs.push_back(p[i]);
-    } else {
-      return kernelError(c, "malformed padding");
-    }
-  }
+  auto win = WindowAttrs::from(c, n, WindowOp::Conv);
+  if (!win)
+    return kernelError(c, llvm::toString(win.takeError()));
+  const std::string &mode = win->paddingMode;
+  if (mode == "zeros")
+    return kernelError(c, "has no padding_mode to apply");
+  std::vector<int64_t> pairs = win->padPairs();
   // F.pad's rules (kc/IR/Padding.h), as PyTorch pads before convolving.
   auto padded = paddedShape(*in, Padding{*parsePadMode(mode), pairs}, shapeToString(*in));
   if (!padded)

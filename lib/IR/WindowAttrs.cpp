@@ -1,0 +1,195 @@
+//===- WindowAttrs.cpp - Convolution and pooling attributes ---------------===//
+#include "kc/IR/WindowAttrs.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace kc {
+
+namespace {
+
+llvm::Error bad(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// Attribute `key` as n values: absent, None or empty gives `dflt`; a
+/// single value applies to every dim; any other length is an error.
+llvm::Expected<std::vector<int64_t>> perDim(const CallNode &c, llvm::StringRef key, size_t n,
+                                            std::vector<int64_t> dflt) {
+  std::vector<int64_t> v = c.attrs().getInts(key);
+  if (v.empty())
+    return dflt;
+  if (v.size() == 1)
+    v.assign(n, v[0]);
+  if (v.size() != n)
+    return bad(key + " has " + llvm::Twine(v.size()) + " entries for " + llvm::Twine(n) +
+               " spatial dim(s)");
+  return v;
+}
+
+/// int64 arithmetic that remembers an overflow.
+struct Checked {
+  int64_t v = 0;
+  bool ok = true;
+  Checked add(int64_t b) const {
+    Checked r;
+    r.ok = ok && !llvm::AddOverflow(v, b, r.v);
+    return r;
+  }
+  Checked sub(int64_t b) const {
+    Checked r;
+    r.ok = ok && !llvm::SubOverflow(v, b, r.v);
+    return r;
+  }
+  Checked mul(int64_t b) const {
+    Checked r;
+    r.ok = ok && !llvm::MulOverflow(v, b, r.v);
+    return r;
+  }
+};
+
+} // namespace
+
+llvm::Expected<WindowAttrs> WindowAttrs::from(const CallNode &c, size_t n, WindowOp op,
+                                              llvm::ArrayRef<int64_t> weightKernel) {
+  WindowAttrs w;
+  w.op = op;
+  std::vector<int64_t> ones(n, 1), zeros(n, 0);
+  auto k =
+      perDim(c, "kernel_size", n, std::vector<int64_t>(weightKernel.begin(), weightKernel.end()));
+  if (!k)
+    return k.takeError();
+  if (k->size() != n)
+    return bad("missing or malformed kernel_size");
+  if (!weightKernel.empty() && llvm::ArrayRef<int64_t>(*k) != weightKernel)
+    return bad("kernel_size does not match the weight's spatial dims");
+  w.kernel = std::move(*k);
+  auto s = perDim(c, "stride", n, op == WindowOp::Pool ? w.kernel : ones);
+  if (!s)
+    return s.takeError();
+  auto d = perDim(c, "dilation", n, ones);
+  if (!d)
+    return d.takeError();
+  auto o = perDim(c, "output_padding", n, zeros);
+  if (!o)
+    return o.takeError();
+  w.stride = std::move(*s), w.dilation = std::move(*d), w.outputPadding = std::move(*o);
+  // Kernels divide by strides and step by dilations: zero or negative
+  // ones are refused here rather than reaching them.
+  for (size_t i = 0; i < n; ++i)
+    if (w.kernel[i] <= 0 || w.stride[i] <= 0 || w.dilation[i] <= 0)
+      return bad("kernel_size, stride and dilation must be positive");
+
+  const AttrValue *pv = c.attrs().find("padding");
+  if (pv && pv->isString()) {
+    w.padBefore = w.padAfter = zeros;
+    if (pv->getString() == "same") {
+      if (op != WindowOp::Conv)
+        return bad("padding='same' is only for convolutions");
+      for (size_t i = 0; i < n; ++i) {
+        if (w.stride[i] != 1)
+          return bad("padding='same' is not supported for strided convolutions");
+        Checked total = Checked{w.dilation[i], true}.mul(w.kernel[i] - 1);
+        if (!total.ok)
+          return bad("kernel_size and dilation give a padding outside int64");
+        w.padBefore[i] = total.v / 2, w.padAfter[i] = total.v - total.v / 2;
+      }
+    } else if (pv->getString() != "valid") {
+      return bad("unknown padding '" + pv->getString() + "'");
+    }
+  } else {
+    std::vector<int64_t> p = c.attrs().getInts("padding");
+    if (op == WindowOp::Conv && n > 0 && p.size() == 2 * n &&
+        c.attrs().getString("padding_mode", "zeros") != "zeros") {
+      // F.pad's (before, after) pairs, last dim first, as pnnx writes the
+      // padding of a padding_mode.
+      w.padBefore = w.padAfter = zeros;
+      for (size_t i = 0; i < n; ++i)
+        w.padBefore[i] = p[2 * (n - 1 - i)], w.padAfter[i] = p[2 * (n - 1 - i) + 1];
+    } else {
+      auto sym = perDim(c, "padding", n, zeros);
+      if (!sym)
+        return sym.takeError();
+      w.padBefore = w.padAfter = std::move(*sym);
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (w.padBefore[i] < 0 || w.padAfter[i] < 0 || w.outputPadding[i] < 0)
+      return bad("padding must not be negative");
+
+  if (op == WindowOp::Pool) {
+    // PyTorch's pools refuse a padding over half the (dilated) window.
+    for (size_t i = 0; i < n; ++i) {
+      Checked span = Checked{w.dilation[i], true}.mul(w.kernel[i] - 1).add(1);
+      if (!span.ok || w.padBefore[i] > span.v / 2)
+        return bad("padding " + llvm::Twine(w.padBefore[i]) + " is more than half of the window " +
+                   llvm::Twine(span.v));
+    }
+    w.ceilMode = c.attrs().getBool("ceil_mode", false);
+    return w;
+  }
+  w.groups = c.attrs().getInt("groups", 1);
+  if (w.groups <= 0)
+    return bad("groups must be positive, got " + llvm::Twine(w.groups));
+  if (op == WindowOp::ConvTranspose) {
+    for (size_t i = 0; i < n; ++i)
+      if (w.outputPadding[i] >= std::max(w.stride[i], w.dilation[i]))
+        return bad("output_padding must be smaller than either stride or dilation");
+    return w;
+  }
+  w.paddingMode = c.attrs().getString("padding_mode", "zeros");
+  if (w.paddingMode != "zeros" && w.paddingMode != "reflect" && w.paddingMode != "replicate" &&
+      w.paddingMode != "circular")
+    return bad("unknown padding_mode '" + w.paddingMode + "'");
+  return w;
+}
+
+bool WindowAttrs::zeroPadding() const {
+  for (size_t i = 0; i < rank(); ++i)
+    if (padBefore[i] || padAfter[i])
+      return false;
+  return true;
+}
+
+std::vector<int64_t> WindowAttrs::padPairs() const {
+  std::vector<int64_t> pairs;
+  for (size_t i = rank(); i-- > 0;)
+    pairs.push_back(padBefore[i]), pairs.push_back(padAfter[i]);
+  return pairs;
+}
+
+std::optional<int64_t> WindowAttrs::outputSize(size_t i, int64_t in) const {
+  int64_t k = kernel[i], s = stride[i], d = dilation[i];
+  Checked reach = Checked{d, true}.mul(k - 1);
+  if (op == WindowOp::ConvTranspose) {
+    // (in - 1) s - (before + after) + d (k - 1) + output_padding + 1
+    Checked out = Checked{in, true}.sub(1).mul(s).sub(padBefore[i]).sub(padAfter[i]);
+    out = out.add(reach.v).add(outputPadding[i]).add(1);
+    if (!out.ok || !reach.ok)
+      return std::nullopt;
+    return out.v;
+  }
+  // floor((in + before + after - d (k - 1) - 1) / s) + 1, or ceil with
+  // ceil_mode, where a last window starting in the right padding is
+  // dropped.
+  Checked span = Checked{in, true}.add(padBefore[i]).add(padAfter[i]);
+  if (!span.ok || !reach.ok)
+    return std::nullopt;
+  span = span.sub(reach.v).sub(1);
+  if (!span.ok)
+    return std::nullopt;
+  if (span.v < 0)
+    return 0;
+  bool ceil = op == WindowOp::Pool && ceilMode;
+  int64_t out = (ceil ? span.v / s + (span.v % s != 0) : span.v / s) + 1;
+  if (ceil) {
+    Checked lastStart = Checked{out - 1, true}.mul(s), end = Checked{in, true}.add(padBefore[i]);
+    if (!lastStart.ok || !end.ok)
+      return std::nullopt;
+    if (lastStart.v >= end.v)
+      --out;
+  }
+  return out;
+}
+
+} // namespace kc
