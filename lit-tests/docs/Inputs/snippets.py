@@ -1,10 +1,10 @@
 """Checks that a document's code is the code that is built and tested.
 
-  snippets.py DOC PROGRAM [EXCERPT_FILE...]
+  snippets.py DOC PROGRAM[,PROGRAM...] [EXCERPT_FILE...]
 
-The ```cpp blocks of DOC, in order and joined by blank lines, must be
-PROGRAM without its leading comment: the document walks through a complete
-program, which the build compiles. Every ```cmake and ```kc block must appear
+The ```cpp blocks of DOC, in order and joined by blank lines, must be the
+PROGRAMs without their leading comments, one after the other: the document
+walks through complete programs, which the build compiles. Every ```cmake and ```kc block must appear
 verbatim in one of the EXCERPT_FILEs. Prints what differs and exits 1.
 """
 import difflib
@@ -15,11 +15,15 @@ doc_path, program_path, excerpt_paths = sys.argv[1], sys.argv[2], sys.argv[3:]
 doc = open(doc_path).read()
 blocks = re.findall(r"^```(\w*)\n(.*?)^```$", doc, re.M | re.S)
 
-lines = open(program_path).read().splitlines(keepends=True)
-start = 0
-while start < len(lines) and lines[start].startswith("//"):
-    start += 1
-program = "".join(lines[start:])
+def body(path):
+    lines = open(path).read().splitlines(keepends=True)
+    start = 0
+    while start < len(lines) and lines[start].startswith("//"):
+        start += 1
+    return "".join(lines[start:])
+
+
+program = "\n".join(body(p) for p in program_path.split(","))
 walked = "\n".join(text for lang, text in blocks if lang == "cpp")
 
 status = 0
