@@ -265,6 +265,58 @@ llvm::Expected<Type> mha(const CallNode &c) {
   return out;
 }
 
+/// F.scaled_dot_product_attention: query (..., L, E), key (..., S, E) and
+/// value (..., S, Ev) give (..., L, Ev). The leading dims agree, except that
+/// with enable_gqa the key's and value's heads (dim -3) divide the query's.
+/// attn_mask, bool (true takes part) or float (added to the scores),
+/// broadcasts to (..., L, S).
+llvm::Expected<Type> sdpa(const CallNode &c) {
+  const TensorTypeNode *q = dataType(c, 0), *k = dataType(c, 1), *v = dataType(c, 2);
+  if (!q || !k || !v)
+    return Type();
+  size_t r = q->rank();
+  auto shapes = [&] {
+    return ": query " + shown(c.dataArg(0)->type()) + ", key " + shown(c.dataArg(1)->type()) +
+           ", value " + shown(c.dataArg(2)->type());
+  };
+  if (r < 2 || k->rank() != r || v->rank() != r)
+    return fail(c, "expects query, key and value of the same rank, at least 2" + shapes());
+  auto differ = [](int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; };
+  bool gqa = c.attrs().getBool("enable_gqa", false);
+  for (size_t i = 0; i + 2 < r; ++i) {
+    int64_t qd = q->dim(i), kd = k->dim(i);
+    bool heads = gqa && i + 3 == r;
+    if (differ(kd, v->dim(i)) ||
+        (heads ? qd >= 0 && kd >= 0 && (kd == 0 || qd % kd) : differ(qd, kd)))
+      return fail(c, "dim " + llvm::Twine(i) + " of query, key and value disagrees" + shapes());
+  }
+  if (differ(q->dim(r - 1), k->dim(r - 1)) || differ(k->dim(r - 2), v->dim(r - 2)))
+    return fail(c, "expects query (..., L, E), key (..., S, E), value (..., S, Ev)" + shapes());
+  if (double p = c.attrs().getFloat("dropout_p", 0.0); p != 0.0)
+    return fail(c, "dropout_p=" + attrToString(AttrValue::real(p)) +
+                       " drops random weights; a model runs evaluated, with dropout_p=0");
+  if (const TensorTypeNode *m = dataType(c, 3)) {
+    if (c.attrs().getBool("is_causal", false))
+      return fail(c, "takes attn_mask or is_causal, not both (as PyTorch)");
+    if (m->dtype() != DType::Bool && m->dtype() != q->dtype())
+      return fail(c, "attn_mask must be bool or " + dtypeName(q->dtype()) + ", got " +
+                         dtypeName(m->dtype()));
+    std::vector<int64_t> scores(q->dims().begin(), q->dims().end());
+    scores.back() = k->dim(r - 2);
+    bool fits = m->rank() <= r;
+    for (size_t i = 0; fits && i < m->rank(); ++i) {
+      int64_t md = m->dims()[m->rank() - 1 - i], sd = scores[r - 1 - i];
+      fits = md == 1 || !differ(md, sd);
+    }
+    if (!fits)
+      return fail(c, "attn_mask " + shown(c.dataArg(3)->type()) +
+                         " does not broadcast to the scores (..., L, S)" + shapes());
+  }
+  std::vector<int64_t> dims(q->dims().begin(), q->dims().end());
+  dims.back() = v->dim(r - 1);
+  return tensorType(q->dtype(), dims);
+}
+
 llvm::Expected<Type> pixelShuffle(const CallNode &c) {
   const TensorTypeNode *in = dataType(c, 0);
   if (!in || in->rank() < 3)
@@ -601,6 +653,19 @@ KC_PAD_MODULE(reflectionpad2d_, "nn.ReflectionPad2d", "reflect");
 KC_PAD_MODULE(replicationpad1d_, "nn.ReplicationPad1d", "replicate");
 KC_PAD_MODULE(replicationpad2d_, "nn.ReplicationPad2d", "replicate");
 KC_PAD_MODULE(replicationpad3d_, "nn.ReplicationPad3d", "replicate");
+
+KC_REGISTER_OP(sdpa_, "F.scaled_dot_product_attention")
+    .describe("softmax(query keyᵀ · scale + mask) value, per leading index")
+    .input("query")
+    .input("key")
+    .input("value")
+    .input("attn_mask")
+    .attr("dropout_p", AttrValue::real(0.0))
+    .attr("is_causal", AttrValue::boolean(false))
+    .attr("scale", AttrValue())
+    .attr("enable_gqa", AttrValue::boolean(false))
+    .flags(OpFlags::Pure | OpFlags::Variadic)
+    .typeRule(sdpa);
 
 KC_REGISTER_OP(mha_, "nn.MultiheadAttention")
     .describe("multi-head attention (PyTorch's nn.MultiheadAttention)")

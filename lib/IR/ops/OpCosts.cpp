@@ -126,6 +126,18 @@ std::optional<double> attention(const CallNode &c) {
   return proj + scores + softmax;
 }
 
+/// F.scaled_dot_product_attention: the two products per leading index
+/// (query by key, weights by value) and the softmax of the scores.
+std::optional<double> sdpa(const CallNode &c) {
+  const TensorTypeNode *q = dataType(c, 0), *k = dataType(c, 1), *v = dataType(c, 2);
+  if (!q || !k || !v || q->rank() < 2 || !q->isStatic() || !k->isStatic() || !v->isStatic())
+    return std::nullopt;
+  double lead = double(product(q->dims().drop_back(2)));
+  double L = double(q->dim(-2)), E = double(q->dim(-1)), S = double(k->dim(-2));
+  double Ev = double(v->dim(-1));
+  return lead * (2 * L * S * E + 2 * L * S * Ev + 5 * L * S);
+}
+
 /// A convolution whose weight is operand 1 (F.conv*), counted as conv:
 /// the weight's shape gives the multiply-adds, a third operand is the bias.
 template <bool Transposed> std::optional<double> operandConv(const CallNode &c) {
@@ -292,6 +304,7 @@ const llvm::StringMap<CostRule> &costRules() {
     r["nn.Linear"] = linear;
     r["torch.matmul"] = matmul;
     r["nn.MultiheadAttention"] = attention;
+    r["F.scaled_dot_product_attention"] = sdpa;
     for (const char *op : {"nn.BatchNorm1d", "nn.BatchNorm2d", "nn.BatchNorm3d"})
       r[op] = batchNorm;
     for (const char *op : {"nn.LayerNorm", "nn.GroupNorm", "nn.InstanceNorm2d"})
