@@ -69,6 +69,10 @@ double refAct(Act a, double x, double slope) {
   case Act::Sigmoid: return 1 / (1 + std::exp(-x));
   case Act::Hardswish: return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
   case Act::LeakyRelu: return x > 0 ? x : x * slope;
+  case Act::Gelu:
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  case Act::GeluTanh:
+    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
   }
   return x;
 }
@@ -487,6 +491,34 @@ TEST_CASE("micro-kernels: f32_bias_act, per row and per element, every activatio
                          std::to_string(n) + (perElement ? " per element" : " per row"));
         }
       }
+}
+
+TEST_CASE("micro-kernels: f32_bias_act at NaN, infinities, zeros and extremes, as applyAct") {
+  // The vector forms give what the scalar one (the unfused kernels' and
+  // the tails') gives: NaN where it is NaN, the same infinities, finite
+  // values within 1e-6.
+  const float inf = INFINITY;
+  std::vector<float> x = {NAN,    inf,  -inf,  0.f,   -0.f,   1e-30f, -1e-30f, 3e38f,
+                          -3e38f, 88.f, -88.f, 0.25f, -0.25f, 9.f,    -9.f,    40.f};
+  const float zero = 0.f;
+  for (int act = 0; act < kNumActs; ++act) {
+    std::vector<double> want;
+    for (float v : x)
+      want.push_back(applyAct(Act(act), v, 0.2f));
+    for (const MicroKernels *t : forms()) {
+      std::vector<float> p(x);
+      t->biasAct[act][0](p.data(), int64_t(p.size()), &zero, 0.2f);
+      for (size_t i = 0; i < x.size(); ++i) {
+        CAPTURE(t->isa);
+        CAPTURE(act);
+        CAPTURE(x[i]);
+        if (std::isnan(want[i]) || std::isinf(want[i]))
+          CHECK((std::isnan(p[i]) ? std::isnan(want[i]) : p[i] == want[i]));
+        else
+          CHECK(std::fabs(p[i] - want[i]) <= 1e-6 + 1e-6 * std::fabs(want[i]));
+      }
+    }
+  }
 }
 
 TEST_CASE("micro-kernels: f32_maxpool_row_s2 with NaN, 2 and 3 taps") {

@@ -33,6 +33,12 @@ std::optional<Activation> fusableActivation(const CallNode &c) {
   case ActivationKind::Hardswish: return Activation{Act::Hardswish};
   case ActivationKind::LeakyRelu:
     return Activation{Act::LeakyRelu, float(c.attrs().getFloat("negative_slope", 0.01))};
+  case ActivationKind::Gelu: {
+    std::string approximate = c.attrs().getString("approximate", "none");
+    if (approximate != "none" && approximate != "tanh")
+      return std::nullopt; // the kernel refuses it, naming the op
+    return Activation{approximate == "tanh" ? Act::GeluTanh : Act::Gelu};
+  }
   }
   return std::nullopt;
 }

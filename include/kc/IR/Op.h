@@ -66,7 +66,16 @@ inline OpFlags operator|(OpFlags a, OpFlags b) { return OpFlags(uint32_t(a) | ui
 
 /// The activations a producer (a convolution, a linear layer) can apply in
 /// its epilogue: an op's trait, set where it is registered.
-enum class ActivationKind : uint8_t { None, Relu, Relu6, Silu, Sigmoid, Hardswish, LeakyRelu };
+enum class ActivationKind : uint8_t {
+  None,
+  Relu,
+  Relu6,
+  Silu,
+  Sigmoid,
+  Hardswish,
+  LeakyRelu,
+  Gelu
+};
 inline bool any(OpFlags a, OpFlags b) { return (uint32_t(a) & uint32_t(b)) != 0; }
 
 class OpDef {

@@ -11,8 +11,9 @@
 
 namespace kc::rt {
 
-enum class Act : uint8_t { None, Relu, Relu6, Silu, Sigmoid, Hardswish, LeakyRelu };
-constexpr int kNumActs = 7;
+/// Gelu is nn.GELU's exact form (with erf), GeluTanh its approximate="tanh".
+enum class Act : uint8_t { None, Relu, Relu6, Silu, Sigmoid, Hardswish, LeakyRelu, Gelu, GeluTanh };
+constexpr int kNumActs = 9;
 
 /// An activation and its parameter (LeakyReLU's negative slope).
 struct Activation {

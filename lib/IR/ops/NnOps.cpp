@@ -543,7 +543,8 @@ KC_ACT(softsign_, "nn.Softsign", "F.softsign", "x / (1 + |x|)");
 KC_ACT(logsigmoid_, "nn.LogSigmoid", "F.logsigmoid", "log(sigmoid(x))");
 KC_ACT(tanhshrink_, "nn.Tanhshrink", "F.tanhshrink", "x - tanh(x)");
 KC_ACT(gelu_, "nn.GELU", "F.gelu", "x * Φ(x) (approximate=tanh: the tanh form)")
-    .attr("approximate", AttrValue::string("none"));
+    .attr("approximate", AttrValue::string("none"))
+    .activation(ActivationKind::Gelu);
 KC_ACT(leakyrelu_, "nn.LeakyReLU", "F.leaky_relu", "x if x > 0 else negative_slope * x")
     .attr("negative_slope", AttrValue::real(0.01))
     .activation(ActivationKind::LeakyRelu);

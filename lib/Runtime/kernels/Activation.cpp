@@ -43,38 +43,13 @@ llvm::Expected<std::unique_ptr<OpKernel>> unary(const CallNode &c, std::vector<f
 float relu(float x, const float *) { return x < 0 ? 0.f : x; } // NaN stays NaN
 float relu6(float x, const float *) { return std::min(std::max(x, 0.f), 6.f); }
 float sigmoid(float x, const float *) { return 1.f / (1.f + expApprox(-x)); }
-/// tanh without a library call, so the loop vectorizes: an odd polynomial
-/// below 0.25 (its first omitted term < 3e-9 there), else
-/// 1 - 2 / (exp(2|x|) + 1) with the sign of x (within 3.1e-7 relative of
-/// PyTorch's over [-12, 12]; -0 stays -0, NaN NaN, +-inf gives +-1).
-__attribute__((always_inline)) inline float tanhf_(float x, const float *) {
-  float a = std::fabs(x);
-  if (a < 0.25f) {
-    float x2 = x * x;
-    return x * (1.f + x2 * (-1.f / 3 + x2 * (2.f / 15 + x2 * (-17.f / 315 + x2 * (62.f / 2835)))));
-  }
-  return std::copysign(1.f - 2.f / (expApprox(2.f * a) + 1.f), x);
-}
+float tanhf_(float x, const float *) { return uk::tanhApprox(x); }
 float silu(float x, const float *) { return x / (1.f + expApprox(-x)); }
 float hardswish(float x, const float *) { return x * std::min(std::max(x + 3.f, 0.f), 6.f) / 6.f; }
 float hardsigmoid(float x, const float *) { return std::min(std::max(x + 3.f, 0.f), 6.f) / 6.f; }
-/// x (1 + erf(x / sqrt 2)) / 2 without a library call, so the loop
-/// vectorizes (std::erf kept convnext_tiny's GELUs scalar): erfc(|z|) =
-/// q(t) exp(-z^2) with t = 1 / (1 + p |z|), the polynomial of Abramowitz
-/// and Stegun 7.1.26 (|error| < 1.5e-7), and erf(z) = sign(z) (1 - erfc(|z|)).
-/// Within 1.5e-7 |x| / 2 and a rounding of 1 + erf of the exact value; +inf
-/// gives +inf, -inf NaN (-inf times 0, as in PyTorch), NaN NaN.
-__attribute__((always_inline)) inline float geluErf(float x, const float *) {
-  float z = x * 0.70710678118654752f, a = std::fabs(z);
-  float t = 1.f / (1.f + 0.3275911f * a);
-  float q = t * (0.254829592f +
-                 t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  q *= expApprox(-a * a);
-  return 0.5f * x * (1.f + std::copysign(1.f - q, z));
-}
-float geluTanh(float x, const float *p) {
-  return 0.5f * x * (1.f + tanhf_(0.79788456080286536f * (x + 0.044715f * x * x * x), p));
-}
+// The micro-kernels' scalar forms (ScalarMath.h), which fused epilogues apply too.
+float geluErf(float x, const float *) { return uk::geluErf(x); }
+float geluTanh(float x, const float *) { return uk::geluTanh(x); }
 float leaky(float x, const float *p) { return x > 0 ? x : x * p[0]; }
 float elu(float x, const float *p) { return x > 0 ? x : p[0] * std::expm1(x); }
 float celu(float x, const float *p) { return x > 0 ? x : p[0] * std::expm1(x / p[0]); }

@@ -36,6 +36,10 @@ template <class T> void biasActInPlace(float *p, int64_t n, Act act, float slope
   case Act::Sigmoid: return f32_bias_act<T, Act::Sigmoid, false>(p, n, &zero, slope);
   case Act::Hardswish: return f32_bias_act<T, Act::Hardswish, false>(p, n, &zero, slope);
   case Act::LeakyRelu: return f32_bias_act<T, Act::LeakyRelu, false>(p, n, &zero, slope);
+  case Act::Gelu:
+    return f32_bias_act<T, Act::Gelu, false>(p, n, &zero, slope);
+  case Act::GeluTanh:
+    return f32_bias_act<T, Act::GeluTanh, false>(p, n, &zero, slope);
   }
 }
 

@@ -40,6 +40,39 @@ template <class T> KC_UK_INLINE typename T::V vexp(typename T::V x0) {
   return T::selectPositive(T::sub(x0, T::set1(kExpMax)), T::set1(__builtin_inff()), e);
 }
 
+/// ScalarMath.h's geluErf lane by lane.
+template <class T> KC_UK_INLINE typename T::V vgeluErf(typename T::V x) {
+  using V = typename T::V;
+  const V zero = T::zero(), one = T::set1(1.f), half = T::set1(0.5f);
+  V z = T::mul(x, T::set1(0.70710678118654752f));
+  V a = T::max(z, T::sub(zero, z));
+  V t = T::div(one, T::fma(T::set1(kErfP), a, one));
+  V q = T::set1(kErfQ[0]);
+  for (int i = 1; i < 5; ++i)
+    q = T::fma(q, t, T::set1(kErfQ[i]));
+  q = T::mul(T::mul(q, t), vexp<T>(T::sub(zero, T::mul(a, a))));
+  V hx = T::mul(half, x);
+  return T::selectPositive(z, T::mul(hx, T::sub(T::set1(2.f), q)), T::mul(hx, q));
+}
+
+/// ScalarMath.h's geluTanh lane by lane (tanh's sign of zero aside, which
+/// 1 + tanh does not see).
+template <class T> KC_UK_INLINE typename T::V vgeluTanh(typename T::V x) {
+  using V = typename T::V;
+  const V zero = T::zero(), one = T::set1(1.f);
+  V x3 = T::mul(T::mul(x, x), x);
+  V u = T::mul(T::set1(0.79788456080286536f), T::fma(T::set1(0.044715f), x3, x));
+  V a = T::max(u, T::sub(zero, u)), a2 = T::mul(a, a);
+  V small = T::fma(a2, T::set1(62.f / 2835), T::set1(-17.f / 315));
+  small = T::fma(a2, small, T::set1(2.f / 15));
+  small = T::fma(a2, small, T::set1(-1.f / 3));
+  small = T::mul(a, T::fma(a2, small, one));
+  V big = T::sub(one, T::div(T::set1(2.f), T::add(vexp<T>(T::add(a, a)), one)));
+  V r = T::selectPositive(T::sub(T::set1(0.25f), a), small, big);
+  V th = T::selectPositive(u, r, T::sub(zero, r));
+  return T::mul(T::mul(T::set1(0.5f), x), T::add(one, th));
+}
+
 /// act(x) lane by lane; the same function as applyAct.
 template <class T, Act A> KC_UK_INLINE typename T::V vact(typename T::V x, float slope) {
   using V = typename T::V;
@@ -57,6 +90,10 @@ template <class T, Act A> KC_UK_INLINE typename T::V vact(typename T::V x, float
                   T::set1(6.f));
   else if constexpr (A == Act::LeakyRelu)
     return T::selectPositive(x, x, T::mul(x, T::set1(slope)));
+  else if constexpr (A == Act::Gelu)
+    return vgeluErf<T>(x);
+  else if constexpr (A == Act::GeluTanh)
+    return vgeluTanh<T>(x);
   else
     return x;
 }
