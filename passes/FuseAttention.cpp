@@ -22,28 +22,18 @@
 #include "kc/IR/Uses.h"
 #include "kc/Pass/Pass.h"
 #include "kc/Pass/PassUtils.h"
+#include "kc/Pass/PatternMatch.h"
 
 using namespace kc;
 
 namespace {
-
-const TensorTypeNode *f32Tensor(const ExprNode *e) {
-  auto *t = llvm::dyn_cast_or_null<TensorTypeNode>(e->type().get());
-  return t && t->dtype() == DType::F32 && t->isStatic() ? t : nullptr;
-}
-
-/// A call of op `name` with no attribute operands, or null.
-const CallNode *callOf(const ExprNode *e, llvm::StringRef name) {
-  auto *c = llvm::dyn_cast<CallNode>(e);
-  return c && isCallTo(c, name) && !hasAttrOperands(*c) ? c : nullptr;
-}
 
 /// Whether dim `d` (negative from the end) is `want` of a rank-`rank` tensor.
 bool isDim(int64_t d, int64_t want, int64_t rank) { return (d < 0 ? d + rank : d) == want; }
 
 /// The key whose last two dims `kt` swaps, or null.
 const ExprNode *untransposed(const ExprNode *kt, int64_t rank) {
-  if (const CallNode *t = callOf(kt, "torch.transpose")) {
+  if (const CallNode *t = callTo(kt, "torch.transpose")) {
     int64_t a = t->attrs().getInt("dim0", 0), b = t->attrs().getInt("dim1", 1);
     bool swaps = (isDim(a, rank - 2, rank) && isDim(b, rank - 1, rank)) ||
                  (isDim(a, rank - 1, rank) && isDim(b, rank - 2, rank));
@@ -67,25 +57,19 @@ const ExprNode *untransposed(const ExprNode *kt, int64_t rank) {
 /// mul(@0, c), mul(c, @0) or div(@0, c) with a float literal c: the scale
 /// it applies.
 std::optional<double> scaleOf(const CallNode &c) {
-  auto *f = llvm::dyn_cast<FunctionNode>(c.callee().get());
-  if (!f || !f->isPrimitive() || f->params().size() != 1 || c.numArgs() != 1)
+  const FunctionNode *f = expressionOf(c);
+  if (!f || c.numArgs() != 1)
     return std::nullopt;
   auto *body = llvm::dyn_cast<CallNode>(f->body().get());
   if (!body || body->numArgs() != 2)
     return std::nullopt;
   const ExprNode *param = f->params()[0].get();
-  auto literal = [](const Expr &e) -> std::optional<double> {
-    auto *k = llvm::dyn_cast<ConstantNode>(e.get());
-    if (!k || !k->isScalar() || !k->scalar().isNumber())
-      return std::nullopt;
-    return k->scalar().getNumber();
-  };
   bool mul = isCallTo(body, "mul"), div = isCallTo(body, "div");
   if ((mul || div) && body->arg(0).get() == param)
-    if (auto v = literal(body->arg(1)); v && (mul || *v != 0))
+    if (auto v = scalarLiteral(body->arg(1).get()); v && (mul || *v != 0))
       return mul ? *v : 1.0 / *v;
   if (mul && body->arg(1).get() == param)
-    return literal(body->arg(0));
+    return scalarLiteral(body->arg(0).get());
   return std::nullopt;
 }
 
@@ -101,11 +85,11 @@ public:
   explicit Matcher(const Function &main) : uses_(countUses(main)) {}
 
   std::optional<Attention> match(const CallNode &out) const {
-    const CallNode *pv = callOf(&out, "torch.matmul");
-    if (!pv || pv->numDataArgs() != 2 || !f32Tensor(&out))
+    const CallNode *pv = callTo(&out, "torch.matmul");
+    if (!pv || pv->numDataArgs() != 2 || !staticF32(&out))
       return std::nullopt;
-    const CallNode *softmax = callOf(pv->dataArg(0), "nn.Softmax");
-    const TensorTypeNode *st = softmax ? f32Tensor(softmax) : nullptr;
+    const CallNode *softmax = callTo(pv->dataArg(0), "nn.Softmax");
+    const TensorTypeNode *st = softmax ? staticF32(softmax) : nullptr;
     if (!st || !internal(softmax) || softmax->numDataArgs() != 1)
       return std::nullopt;
     int64_t rank = int64_t(st->rank());
@@ -118,13 +102,13 @@ public:
         return std::nullopt;
       scores = e->arg(0).get();
     }
-    const CallNode *qk = callOf(scores, "torch.matmul");
+    const CallNode *qk = callTo(scores, "torch.matmul");
     if (!qk || !internal(qk) || qk->numDataArgs() != 2)
       return std::nullopt;
     Attention a{qk->dataArg(0), untransposed(qk->dataArg(1), rank), pv->dataArg(1), scale};
     if (!a.k)
       return std::nullopt;
-    const TensorTypeNode *q = f32Tensor(a.q), *k = f32Tensor(a.k), *v = f32Tensor(a.v);
+    const TensorTypeNode *q = staticF32(a.q), *k = staticF32(a.k), *v = staticF32(a.v);
     if (!q || !k || !v || int64_t(q->rank()) != rank || k->rank() != q->rank() ||
         v->rank() != q->rank())
       return std::nullopt;
@@ -142,33 +126,6 @@ private:
   llvm::DenseMap<const ExprNode *, unsigned> uses_;
 };
 
-class Fuser final : public MixedModeMutator {
-public:
-  using MixedModeMutator::Rewrite_;
-  explicit Fuser(const Function &main) : matcher_(main) {}
-  uint64_t fused = 0;
-
-  Expr Rewrite_(const CallNode *pre, const Expr &post) override {
-    std::optional<Attention> a = matcher_.match(*pre);
-    if (!a)
-      return post;
-    ++fused;
-    Attrs attrs{{"dropout_p", AttrValue::real(0.0)}, {"is_causal", AttrValue::boolean(false)}};
-    // PyTorch's default is 1/sqrt(E); a chain without a scale has 1.
-    attrs.set("scale", AttrValue::real(a->scale.value_or(1.0)));
-    // The operands were visited before this call: Mutate returns their
-    // rewritten forms.
-    Call n = call("F.scaled_dot_product_attention",
-                  {Mutate(Expr(a->q)), Mutate(Expr(a->k)), Mutate(Expr(a->v))}, std::move(attrs),
-                  {}, pre->name());
-    n->setLoc(pre->loc());
-    return n;
-  }
-
-private:
-  Matcher matcher_;
-};
-
 class FuseAttention final : public Pass {
 public:
   llvm::StringRef name() const override { return "fuse-attention"; }
@@ -180,9 +137,21 @@ public:
     Function main = m.main();
     if (!main)
       return llvm::Error::success();
-    Fuser f(main);
-    rewriteMain(m, [&](const Expr &body) { return f.Mutate(body); });
-    numFused += f.fused;
+    Matcher matcher(main);
+    numFused += rewriteCalls(m, [&](const CallNode &pre, auto rewritten) -> Expr {
+      std::optional<Attention> a = matcher.match(pre);
+      if (!a)
+        return nullptr;
+      // PyTorch's default is 1/sqrt(E); a chain without a scale has 1.
+      Attrs attrs{{"dropout_p", AttrValue::real(0.0)},
+                  {"is_causal", AttrValue::boolean(false)},
+                  {"scale", AttrValue::real(a->scale.value_or(1.0))}};
+      Call n = call("F.scaled_dot_product_attention",
+                    {rewritten(a->q), rewritten(a->k), rewritten(a->v)}, std::move(attrs), {},
+                    pre.name());
+      n->setLoc(pre.loc());
+      return n;
+    });
     return llvm::Error::success();
   }
 

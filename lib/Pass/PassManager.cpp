@@ -28,7 +28,7 @@ static llvm::Error withContext(llvm::Error e, const llvm::Twine &context) {
 }
 
 llvm::StringRef defaultPipeline() {
-  return "infer-types,fold-constants,simplify-expr,fuse-conv-bn,merge-layout,"
+  return "infer-types,fold-constants,fuse-layer-norm,simplify-expr,fuse-conv-bn,merge-layout,"
          "remove-identities,fuse-attention,cse,dce,merge-expressions,fold-constants,lower-rpn,fuse-"
          "ops";
 }

@@ -429,6 +429,28 @@ case("F_layer_norm_plain", lambda: Fn(lambda x: F.layer_norm(x, (9,))), [C1], "F
 case("F_layer_norm_const", lambda: Fn(lambda m, x: F.layer_norm(x, (8,), m.w, m.b),
                                       w=torch.rand(8) + 0.5, b=torch.randn(8)), [C2],
      "nn.LayerNorm")
+# Layer norms written out by hand, which pnnx leaves as reductions and
+# expressions (fuse-layer-norm makes them one F.layer_norm under -O).
+def hand_layer_norm(m, x):
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + 1e-5) * m.w + m.b
+
+
+def hand_layer_norm_2d(m, x):
+    mean = x.mean((-2, -1), keepdim=True)
+    d = x - mean
+    var = (d * d).mean((-2, -1), keepdim=True)
+    return m.b + m.w * ((x - mean) / torch.sqrt(var + 1e-3))
+
+
+case("hand_layer_norm", lambda: Fn(hand_layer_norm, w=torch.rand(9) + 0.5, b=torch.randn(9)),
+     [C1], ["torch.mean", "pnnx.Expression"])
+case("hand_layer_norm_rsqrt", lambda: Fn(lambda x: (x - x.mean(-1, keepdim=True)) * torch.rsqrt(
+    x.var(-1, keepdim=True, unbiased=False) + 1e-6)), [C1], ["torch.mean", "torch.var"])
+case("hand_layer_norm_2d", lambda: Fn(hand_layer_norm_2d, w=torch.rand(7, 8) + 0.5,
+                                      b=torch.randn(7, 8)), [C2], ["torch.mean", "pnnx.Expression"])
+
 case("F_group_norm", lambda: Fn(lambda x, w, b: F.group_norm(x, 2, w, b, eps=0.1)),
      [C2, f32(4), f32(4)], "F.group_norm")
 case("F_group_norm_plain", lambda: Fn(lambda x: F.group_norm(x, 4)), [C3], "F.group_norm")
