@@ -15,7 +15,8 @@
 // data input, when that value is read by nothing else and is no model
 // output:
 //   - an activation (OpDef::activation) after an op that applies one in its
-//     epilogue (OpFlags::FusesActivation: convolutions, nn.Linear) or after
+//     epilogue (OpFlags::FusesActivation: convolutions, nn.Linear,
+//     torch.matmul) or after
 //     an expression with an f32 result (a residual sum, then its ReLU);
 //   - a depthwise 2-D convolution after a pointwise one (1x1, stride 1, no
 //     padding, one group), each with its activation: the interpreter may
@@ -255,7 +256,8 @@ class FuseOps final : public Pass {
 public:
   llvm::StringRef name() const override { return "fuse-ops"; }
   llvm::StringRef description() const override {
-    return "Group each convolution, linear layer or float expression with the activation "
+    return "Group each convolution, linear layer, matrix product or float expression with the "
+           "activation "
            "after it, and a pointwise convolution with the depthwise one it feeds, into fused "
            "functions";
   }

@@ -540,7 +540,7 @@ KC_REGISTER_OP(matmul_, "torch.matmul")
     .alias("torch.mm")
     .input("input")
     .input("other")
-    .flags(kPure)
+    .flags(kPure | OpFlags::FusesActivation)
     .typeRule(matmul);
 #define KC_REDUCE(ID, NAME, DOC)                                                                   \
   KC_REGISTER_OP(ID, NAME)                                                                         \

@@ -1,18 +1,20 @@
 //===- MatMul.cpp - torch.matmul / bmm / mm -------------------------------===//
 //
 // NumPy matmul semantics: 1-d operands are promoted to a row/column and the
-// leading (batch) dims broadcast. One sgemm per batch entry.
+// leading (batch) dims broadcast. One sgemm per batch entry, then the
+// activation fuse-ops grouped with it, while the block is in cache.
 //
 //===----------------------------------------------------------------------===//
 #include "Blas.h"
 #include "CallInfo.h"
+#include "Epilogue.h"
 
 #include <cblas.h>
 
 namespace kc::rt {
 namespace {
 
-class MatMulKernel final : public OpKernel {
+class MatMulKernel final : public FusableKernel {
 public:
   MatMulKernel(std::vector<int64_t> a, std::vector<int64_t> b, std::vector<int64_t> out)
       : a_(std::move(a)), b_(std::move(b)), out_(std::move(out)) {
@@ -52,6 +54,7 @@ public:
       else
         sgemm(false, false, int(M_), int(N_), int(K_), 1.f, a + oa, int(K_), b + ob, int(N_), 0.f,
               c + t * M_ * N_, int(N_));
+      biasActivation(c + t * M_ * N_, M_, N_, nullptr, act_, slope_);
       for (size_t i = idx.size(); i-- > 0;) {
         if (++idx[i] < batch_[i])
           break;
