@@ -1195,15 +1195,20 @@ TEST_CASE("kernel: padding='same' with an even span pads the odd unit after") {
   struct Case {
     Dims in, k, d;
     const char *op;
+    int64_t groups = 1;
   };
   std::mt19937 rng(11);
   for (const Case &c : {Case{{1, 3, 6, 7}, {4, 2}, {1, 3}, "nn.Conv2d"},
+                        Case{{1, 3, 9, 20}, {4, 4}, {1, 1}, "nn.Conv2d", 3},
+                        Case{{1, 3, 9, 20}, {2, 6}, {3, 1}, "nn.Conv2d", 3},
+                        Case{{1, 3, 9, 20}, {2, 2}, {1, 1}, "nn.Conv2d", 3},
                         Case{{2, 2, 5, 6, 4}, {2, 3, 4}, {1, 1, 1}, "nn.Conv3d"},
                         Case{{1, 2, 5, 6, 4}, {2, 1, 2}, {2, 1, 3}, "nn.Conv3d"}}) {
     CAPTURE(c.op);
+    CAPTURE(c.groups);
     size_t n = c.k.size();
-    int64_t C = c.in[1], OC = 3;
-    Dims wshape{OC, C};
+    int64_t C = c.in[1], OC = 3, G = c.groups, Cg = C / G, OCg = OC / G;
+    Dims wshape{OC, Cg};
     wshape.insert(wshape.end(), c.k.begin(), c.k.end());
     Dims out = c.in;
     out[1] = OC;
@@ -1215,6 +1220,7 @@ TEST_CASE("kernel: padding='same' with an even span pads the odd unit after") {
                               {"kernel_size", ints(c.k)},
                               {"dilation", ints(c.d)},
                               {"padding", AttrValue::string("same")},
+                              {"groups", i64(G)},
                               {"bias", flag(false)}},
                              {{"weight", wshape, w}}, out);
     // As 3 spatial dims: size, kernel, dilation, padding before.
@@ -1230,7 +1236,7 @@ TEST_CASE("kernel: padding='same' with an even span pads the odd unit after") {
           for (int64_t o1 = 0; o1 < S[1]; ++o1)
             for (int64_t o2 = 0; o2 < S[2]; ++o2) {
               double sum = 0;
-              for (int64_t ic = 0; ic < C; ++ic)
+              for (int64_t ic = oc / OCg * Cg; ic < (oc / OCg + 1) * Cg; ++ic)
                 for (int64_t k0 = 0; k0 < K[0]; ++k0)
                   for (int64_t k1 = 0; k1 < K[1]; ++k1)
                     for (int64_t k2 = 0; k2 < K[2]; ++k2) {
@@ -1239,7 +1245,7 @@ TEST_CASE("kernel: padding='same' with an even span pads the odd unit after") {
                       if (i0 < 0 || i0 >= S[0] || i1 < 0 || i1 >= S[1] || i2 < 0 || i2 >= S[2])
                         continue;
                       sum += double(x[(((b * C + ic) * S[0] + i0) * S[1] + i1) * S[2] + i2]) *
-                             w[(((oc * C + ic) * K[0] + k0) * K[1] + k1) * K[2] + k2];
+                             w[(((oc * Cg + ic % Cg) * K[0] + k0) * K[1] + k1) * K[2] + k2];
                     }
               ref.push_back(sum);
             }

@@ -6,6 +6,7 @@
 #include "../Epilogue.h"
 #include "../PreparedWeight.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace kc::rt {
@@ -22,6 +23,11 @@ struct ConvGeometry {
   /// 1×1, stride 1, no padding: the input already is the GEMM's B.
   bool pointwise() const { return KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0; }
   bool depthwise() const { return G == C && OC == C && G > 1; }
+  /// The rows and columns of the input padded before by PH, PW and after by
+  /// as much as the last output window reaches: PH, PW, or one more for
+  /// padding="same" with an even span (PyTorch puts the odd unit after).
+  int64_t paddedH() const { return std::max(H + 2 * PH, (OH - 1) * SH + (KH - 1) * DH + 1); }
+  int64_t paddedW() const { return std::max(W + 2 * PW, (OW - 1) * SW + (KW - 1) * DW + 1); }
   /// 3×3, dilation 1, the same stride 1 or 2 both ways.
   bool is3x3() const {
     return KH == 3 && KW == 3 && DH == 1 && DW == 1 && SH == SW && (SW == 1 || SW == 2);

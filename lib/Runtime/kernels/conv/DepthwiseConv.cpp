@@ -58,7 +58,7 @@ public:
     }
     // Each thread's padded plane: zero, then only the input's window is
     // ever written, so the border stays zero for every plane.
-    const int64_t PWt = g.W + 2 * g.PW, region = planeFloats();
+    const int64_t PWt = g.paddedW(), region = planeFloats();
     float *planes = ws;
     std::memset(planes, 0, workspaceBytes());
     parallelFor(
@@ -102,8 +102,7 @@ private:
   }
   /// The plane, then the gap the vector loops' reads may reach past it.
   int64_t planeFloats() const {
-    return perThreadFloats((g_.H + 2 * g_.PH) * (g_.W + 2 * g_.PW) + 2 * uk::kMaxLanes +
-                           (g_.KW - 1) * g_.DW);
+    return perThreadFloats(g_.paddedH() * g_.paddedW() + 2 * uk::kMaxLanes + (g_.KW - 1) * g_.DW);
   }
 
   /// Any kernel: a pass per tap over the padded plane.
