@@ -29,8 +29,8 @@ static llvm::Error withContext(llvm::Error e, const llvm::Twine &context) {
 
 llvm::StringRef defaultPipeline() {
   return "infer-types,fold-constants,fuse-layer-norm,simplify-expr,fuse-conv-bn,merge-layout,"
-         "remove-identities,fuse-attention,cse,dce,merge-expressions,fold-constants,lower-rpn,fuse-"
-         "ops";
+         "remove-identities,fold-pad,fuse-attention,cse,dce,merge-expressions,fold-constants,"
+         "lower-rpn,fuse-ops";
 }
 
 /// Splits `text` at top-level commas (commas inside `{...}` belong to options).

@@ -451,6 +451,17 @@ case("hand_layer_norm_rsqrt", lambda: Fn(lambda x: (x - x.mean(-1, keepdim=True)
 case("hand_layer_norm_2d", lambda: Fn(hand_layer_norm_2d, w=torch.rand(7, 8) + 0.5,
                                       b=torch.randn(7, 8)), [C2], ["torch.mean", "pnnx.Expression"])
 
+# Pads pnnx leaves before a window op (fold-pad takes them into its
+# padding under -O): before a 3-d convolution, an average pool counting
+# the pad, a max pool after a pad of -inf.
+case("pad_conv3d", lambda: Fn(lambda m, x: m.c(F.pad(x, (1, 1, 2, 2, 1, 1))), c=nn.Conv3d(4, 3, 3)),
+     [C3], ["F.pad", "nn.Conv3d"])
+case("pad_avg_pool2d", lambda: Fn(lambda x: F.avg_pool2d(F.pad(x, (1, 1, 1, 1)), 3, stride=2)),
+     [C2], ["F.pad", "F.avg_pool2d"])
+case("pad_max_pool2d", lambda: Fn(lambda x: F.max_pool2d(F.pad(x, (1, 1, 1, 1), value=float("-inf")),
+                                                          3, stride=2)), [C2],
+     ["F.pad", "F.max_pool2d"])
+
 case("F_group_norm", lambda: Fn(lambda x, w, b: F.group_norm(x, 2, w, b, eps=0.1)),
      [C2, f32(4), f32(4)], "F.group_norm")
 case("F_group_norm_plain", lambda: Fn(lambda x: F.group_norm(x, 4)), [C3], "F.group_norm")

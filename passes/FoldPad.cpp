@@ -1,0 +1,125 @@
+//===- FoldPad.cpp - A constant pad taken into the window that reads it ---===//
+//
+//   %1 = F.pad(%0) {pad=[1,1,1,1]}                %2 = nn.Conv3d(%0) {padding=[1,1,1], ...}
+//   %2 = nn.Conv3d(%1) {padding=[0,0,0], ...}  ⇒
+//
+// pnnx folds a symmetric pad into the 1-d and 2-d convolution after it,
+// but leaves it before a 3-d convolution and before pools. A convolution
+// (padding_mode zeros) and an average pool that counts the padding take a
+// pad of zeros; a max pool takes a pad of -inf (what it pads with). The
+// pad must be read by nothing else, pad only the window's spatial dims,
+// the same amount on both sides of each; a pool must not use ceil_mode
+// (its last window would then differ) nor return indices (they would
+// count the pad), and the padding must stay within what PyTorch allows
+// the op (kc/IR/WindowAttrs.h).
+//
+//===----------------------------------------------------------------------===//
+#include "kc/IR/Padding.h"
+#include "kc/IR/WindowAttrs.h"
+#include "kc/Pass/Pass.h"
+#include "kc/Pass/PassUtils.h"
+#include "kc/Pass/PatternMatch.h"
+
+#include <cmath>
+
+using namespace kc;
+
+namespace {
+
+/// How a window op pads, if it can take a constant pad.
+struct Window {
+  WindowOp op;
+  size_t rank;
+  double fill; ///< the pad value it can take
+};
+
+std::optional<Window> windowOf(const CallNode &c) {
+  const OpDef *d = c.opDef();
+  if (!d)
+    return std::nullopt;
+  llvm::StringRef name = d->name();
+  size_t rank = name.endswith("3d") ? 3 : name.endswith("2d") ? 2 : name.endswith("1d") ? 1 : 0;
+  if (!rank)
+    return std::nullopt;
+  if (name.startswith("nn.Conv") && !name.contains("Transpose"))
+    return Window{WindowOp::Conv, rank, 0.0};
+  if (name.startswith("nn.AvgPool") && c.attrs().getBool("count_include_pad", true))
+    return Window{WindowOp::Pool, rank, 0.0};
+  if (name.startswith("nn.MaxPool") && !c.attrs().getBool("return_indices", false))
+    return Window{WindowOp::Pool, rank, -INFINITY};
+  return std::nullopt;
+}
+
+class FoldPad final : public Pass {
+public:
+  llvm::StringRef name() const override { return "fold-pad"; }
+  llvm::StringRef description() const override {
+    return "Take a constant pad into the padding of the convolution or pool that reads it";
+  }
+  llvm::Error run(Module &m) override {
+    Function main = m.main();
+    if (!main)
+      return llvm::Error::success();
+    auto uses = countUses(main);
+    numFolded += rewriteCalls(m, [&](const CallNode &pre, auto rewritten) -> Expr {
+      std::optional<Window> w = windowOf(pre);
+      if (!w || hasAttrOperands(pre) || pre.numDataArgs() != 1)
+        return nullptr;
+      size_t at = 0;
+      while (pre.keys()[at].role == ArgRole::Weight)
+        ++at;
+      auto *pad = llvm::dyn_cast<CallNode>(pre.arg(at).get());
+      const OpDef *pd = pad ? pad->opDef() : nullptr;
+      if (!pd || !pd->is(OpFlags::Pad) || hasAttrOperands(*pad) || pad->numDataArgs() != 1 ||
+          uses.lookup(pad) != 1)
+        return nullptr;
+      auto p = readPadding(*pad);
+      if (!p) {
+        llvm::consumeError(p.takeError());
+        return nullptr;
+      }
+      double fill = pad->attrs().getFloat("value", 0.0);
+      if (p->mode != PadMode::Constant || fill != w->fill || p->pairs.size() > 2 * w->rank)
+        return nullptr;
+      auto window = WindowAttrs::from(pre, w->rank, w->op);
+      if (!window) {
+        llvm::consumeError(window.takeError());
+        return nullptr;
+      }
+      if (!window->symmetricPadding() || window->paddingMode != "zeros" ||
+          (w->op == WindowOp::Pool && (window->ceilMode || !window->zeroPadding())))
+        return nullptr;
+      // F.pad's pairs run from the last dim backwards.
+      std::vector<int64_t> padding = window->padBefore;
+      for (size_t i = 0; i < p->pairs.size() / 2; ++i) {
+        int64_t before = p->pairs[2 * i], after = p->pairs[2 * i + 1];
+        if (before != after || before < 0)
+          return nullptr;
+        padding[w->rank - 1 - i] += before;
+      }
+      Attrs attrs = pre.attrs();
+      attrs.set("padding", AttrValue::intList(padding));
+      std::vector<Expr> args(pre.args().begin(), pre.args().end());
+      for (Expr &a : args)
+        a = rewritten(a.get());
+      args[at] = rewritten(pad->dataArg(0));
+      Call n = call(pre.callee(), args, std::move(attrs), pre.keys(), pre.name());
+      // Within what PyTorch allows the op (a pool's padding at most half
+      // its window).
+      if (auto ok = WindowAttrs::from(*n, w->rank, w->op); !ok) {
+        llvm::consumeError(ok.takeError());
+        return nullptr;
+      }
+      n->setLoc(pre.loc());
+      return n;
+    });
+    return llvm::Error::success();
+  }
+
+private:
+  Statistic numFolded{this, "num-folded", "Pads taken into a convolution or pool"};
+};
+
+} // namespace
+
+KC_REGISTER_PASS(FoldPad);
