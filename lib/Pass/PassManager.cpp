@@ -28,9 +28,9 @@ static llvm::Error withContext(llvm::Error e, const llvm::Twine &context) {
 }
 
 llvm::StringRef defaultPipeline() {
-  return "infer-types,fold-constants,fuse-layer-norm,simplify-expr,fuse-conv-bn,merge-layout,"
-         "remove-identities,fold-pad,fuse-attention,cse,dce,merge-expressions,fold-constants,"
-         "lower-rpn,fuse-ops";
+  return "infer-types,fold-shapes,fold-constants,fuse-layer-norm,simplify-expr,fuse-conv-bn,"
+         "merge-layout,remove-identities,fold-pad,fuse-attention,cse,dce,merge-expressions,"
+         "fold-constants,lower-rpn,fuse-ops";
 }
 
 /// Splits `text` at top-level commas (commas inside `{...}` belong to options).

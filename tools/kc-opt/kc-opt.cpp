@@ -6,9 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../common/Diagnostics.h"
+#include "../common/InputShape.h"
 #include "../common/ToolVersion.h"
 #include "kc/IR/GraphViz.h"
 #include "kc/IR/Printer.h"
+#include "kc/IR/Specialize.h"
 #include "kc/IR/Summary.h"
 #include "kc/IR/TypeInference.h"
 #include "kc/IR/Verifier.h"
@@ -73,6 +75,11 @@ static cl::opt<bool> splitInput("split-input-file",
                                 cl::cat(kcCat));
 static cl::opt<std::string> weights("weights", cl::desc("Weight archive (.pnnx.bin) to use"),
                                     cl::value_desc("file"), cl::cat(kcCat));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Retype the model's inputs to these shapes before the passes, one per input, e.g. "
+             "2x3x224x224 (as kc-run runs it)"),
+    cl::value_desc("AxBx..."), cl::cat(kcCat));
 static cl::opt<bool> summary("summary",
                              cl::desc("Print op counts, parameters, FLOPs and activation memory "
                                       "instead of the IR (--emit=summary)"),
@@ -147,12 +154,42 @@ static void listPassCatalog(bool markdown) {
   }
 }
 
-/// Runs the pipeline on one input and writes the requested form to `os`.
-static llvm::Error processOne(ModulePtr m, llvm::raw_ostream &os) {
+/// Runs the pipeline on one input (replaced by its specialization under
+/// --input-shape) and writes the requested form to `os`.
+/// `m` with its inputs retyped to the --input-shape shapes (the same
+/// element types), every type inferred again; `m` itself without them.
+static llvm::Expected<ModulePtr> withInputShapes(ModulePtr m) {
+  if (inputShapes.empty())
+    return m;
+  Function main = m->main();
+  if (!main || main->params().size() != inputShapes.size())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the model takes " + llvm::Twine(main ? main->params().size() : 0) + " input(s), " +
+            llvm::Twine(inputShapes.size()) + " --input-shape given");
+  std::vector<Type> types;
+  for (size_t i = 0; i < inputShapes.size(); ++i) {
+    auto shape = tools::parseInputShape(inputShapes[i]);
+    if (!shape)
+      return shape.takeError();
+    auto *t = llvm::dyn_cast_or_null<TensorTypeNode>(main->params()[i]->type().get());
+    if (!t)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "input " + llvm::Twine(i) + " is not a tensor");
+    types.push_back(tensorType(t->dtype(), *shape));
+  }
+  return specializeInputs(*m, types);
+}
+
+static llvm::Error processOne(ModulePtr &m, llvm::raw_ostream &os) {
   if (auto e = inferTypes(*m))
     return e;
   if (auto e = verifyModule(*m))
     return e;
+  auto specialized = withInputShapes(m);
+  if (!specialized)
+    return specialized.takeError();
+  m = std::move(*specialized);
   PassManager pm;
   PassInstrumentation &in = pm.instrumentation();
   in.verifyEach = verifyEach;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../common/Diagnostics.h"
+#include "../common/InputShape.h"
 #include "../common/OpenBlasCore.h"
 #include "../common/ToolVersion.h"
 #include "kc/IR/Op.h"
@@ -133,29 +134,6 @@ static llvm::Expected<rt::Tensor> tensorFromNpy(const std::string &path, const r
   if (t.nbytes()) // an empty array's data may be a null pointer
     std::memcpy(t.raw(), a->data.data(), t.nbytes());
   return t;
-}
-
-/// "2x3x224x224" as dims.
-static llvm::Expected<rt::Shape> parseShape(llvm::StringRef text) {
-  rt::Shape shape;
-  llvm::SmallVector<llvm::StringRef, 8> parts;
-  text.split(parts, 'x');
-  for (llvm::StringRef p : parts) {
-    int64_t d;
-    if (p.getAsInteger(10, d) || d < 0 || d > (int64_t(1) << 40))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "--input-shape " + clipInput(text) +
-                                         ": expected sizes joined by 'x', e.g. 1x3x224x224");
-    shape.push_back(d);
-  }
-  // A tensor of more than 2^40 elements is no input kc could hold.
-  double elements = 1;
-  for (int64_t d : shape)
-    elements *= double(d);
-  if (elements > double(int64_t(1) << 40))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--input-shape " + clipInput(text) + ": too many elements");
-  return shape;
 }
 
 static rt::Tensor randomTensor(const rt::TensorSpec &spec, std::mt19937 &rng) {
@@ -363,7 +341,7 @@ static int runTool(int argc, char **argv) {
     for (size_t i = 0; i < specs.size(); ++i) {
       rt::TensorSpec s = specs[i];
       if (!inputShapes.empty()) {
-        auto shape = parseShape(inputShapes[i]);
+        auto shape = tools::parseInputShape(inputShapes[i]);
         if (!shape)
           return fail(shape.takeError());
         s.shape = std::move(*shape);
