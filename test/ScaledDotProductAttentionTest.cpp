@@ -113,6 +113,8 @@ TEST_CASE("F.scaled_dot_product_attention against its definition") {
       {{2, 3, 4, 5}, {2, 3, 6, 5}, {2, 3, 6, 7}, {2, 1, 4, 6}, false},
       {{1, 4, 3, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}, {}, false, false, true, 0.5},
       {{3, 4}, {5, 4}, {5, 2}, {5}, false, false, false, 2.0},
+      // No keys: the output is zeros, as PyTorch's.
+      {{2, 3, 5}, {2, 0, 5}, {2, 0, 4}, {}},
       // Rows long enough for the vector loops, on two threads' worth of work.
       {{4, 2, 33, 40}, {4, 2, 70, 40}, {4, 2, 70, 24}, {1, 2, 33, 70}, true}};
   for (const Case &c : cases) {

@@ -52,8 +52,12 @@ public:
           float *s = scratch + int64_t(omp_get_thread_num()) * d.L * d.S;
           // Heads are the fastest leading dim, and kvGroup divides them.
           int64_t kvb = b / d.kvGroup;
-          sgemm(false, true, d.L, d.S, d.E, d.scale, q + b * d.L * d.E, d.E, k + kvb * d.S * d.E,
-                d.E, 0.f, s, d.S);
+          // Leading dims at least 1, as BLAS requires, for empty keys or
+          // embeddings (the products are then zeros, as in PyTorch).
+          const int64_t ldE = std::max<int64_t>(d.E, 1), ldS = std::max<int64_t>(d.S, 1),
+                        ldEv = std::max<int64_t>(d.Ev, 1);
+          sgemm(false, true, d.L, d.S, d.E, d.scale, q + b * d.L * d.E, ldE, k + kvb * d.S * d.E,
+                ldE, 0.f, s, ldS);
           if (mask)
             applyMask(*mask, b, s);
           for (int64_t i = 0; i < d.L; ++i) {
@@ -62,8 +66,8 @@ public:
               std::fill(row + std::min(i + 1, d.S), row + d.S, -INFINITY);
             softmaxRow(row, row, d.S);
           }
-          sgemm(false, false, d.L, d.Ev, d.S, 1.f, s, d.S, v + kvb * d.S * d.Ev, d.Ev, 0.f,
-                o + b * d.L * d.Ev, d.Ev);
+          sgemm(false, false, d.L, d.Ev, d.S, 1.f, s, ldS, v + kvb * d.S * d.Ev, ldEv, 0.f,
+                o + b * d.L * d.Ev, ldEv);
         },
         threads_);
   }
