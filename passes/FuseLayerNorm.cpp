@@ -55,7 +55,10 @@ public:
   std::optional<NormBody> match() const {
     NormBody n;
     const ExprNode *e = f_.body().get();
-    if (auto p = ordered(callTo(e, "add", 2), [&](const ExprNode *a) { return !isParam(a); })) {
+    // The shift and scale are operands (parameters), never literals: a
+    // "+ 1.0" is no layer norm's.
+    if (auto p = ordered(callTo(e, "add", 2), [&](const ExprNode *a) { return !isParam(a); });
+        p && param(p->second) >= 0) {
       n.b = param(p->second);
       e = p->first;
     }
