@@ -77,11 +77,14 @@ template <int N, bool FastMasks> struct Lanes {
   static KC_UK_INLINE V selectPositive(V x, V ifPositive, V otherwise) {
     KC_LANES_MAP(x[i] > 0.f ? ifPositive[i] : otherwise[i])
   }
-  /// 2^k for integer-valued k (as float bits (k + 127) << 23).
+  /// 2^k for integer-valued k (as float bits (k + 127) << 23). A NaN k
+  /// (vexp of NaN, which gives NaN through its polynomial) counts as 0:
+  /// converting NaN to int is undefined here, where the x86 forms'
+  /// conversion instruction defines it.
   static KC_UK_INLINE V pow2(V k) {
     V r = {};
     for (int i = 0; i < N; ++i) {
-      int32_t bits = int32_t(uint32_t(int32_t(k[i]) + 127) << 23);
+      int32_t bits = int32_t(uint32_t(int32_t(k[i] == k[i] ? k[i] : 0.f) + 127) << 23);
       float f;
       std::memcpy(&f, &bits, sizeof f);
       r[i] = f;
