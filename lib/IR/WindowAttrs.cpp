@@ -1,10 +1,12 @@
 //===- WindowAttrs.cpp - Convolution and pooling attributes ---------------===//
 #include "kc/IR/WindowAttrs.h"
+#include "ops/TypeRuleUtils.h" // CheckedInt
 
 #include "llvm/ADT/Twine.h"
-#include "llvm/Support/MathExtras.h"
 
 namespace kc {
+
+using typerules::CheckedInt;
 
 namespace {
 
@@ -26,27 +28,6 @@ llvm::Expected<std::vector<int64_t>> perDim(const CallNode &c, llvm::StringRef k
                " spatial dim(s)");
   return v;
 }
-
-/// int64 arithmetic that remembers an overflow.
-struct Checked {
-  int64_t v = 0;
-  bool ok = true;
-  Checked add(int64_t b) const {
-    Checked r;
-    r.ok = ok && !llvm::AddOverflow(v, b, r.v);
-    return r;
-  }
-  Checked sub(int64_t b) const {
-    Checked r;
-    r.ok = ok && !llvm::SubOverflow(v, b, r.v);
-    return r;
-  }
-  Checked mul(int64_t b) const {
-    Checked r;
-    r.ok = ok && !llvm::MulOverflow(v, b, r.v);
-    return r;
-  }
-};
 
 } // namespace
 
@@ -89,10 +70,10 @@ llvm::Expected<WindowAttrs> WindowAttrs::from(const CallNode &c, size_t n, Windo
       for (size_t i = 0; i < n; ++i) {
         if (w.stride[i] != 1)
           return bad("padding='same' is not supported for strided convolutions");
-        Checked total = Checked{w.dilation[i], true}.mul(w.kernel[i] - 1);
-        if (!total.ok)
+        CheckedInt total = CheckedInt(w.dilation[i]) * (CheckedInt(w.kernel[i]) - 1);
+        if (total.overflowed())
           return bad("kernel_size and dilation give a padding outside int64");
-        w.padBefore[i] = total.v / 2, w.padAfter[i] = total.v - total.v / 2;
+        w.padBefore[i] = total.value() / 2, w.padAfter[i] = total.value() - total.value() / 2;
       }
     } else if (pv->getString() != "valid") {
       return bad("unknown padding '" + pv->getString() + "'");
@@ -120,10 +101,10 @@ llvm::Expected<WindowAttrs> WindowAttrs::from(const CallNode &c, size_t n, Windo
   if (op == WindowOp::Pool) {
     // PyTorch's pools refuse a padding over half the (dilated) window.
     for (size_t i = 0; i < n; ++i) {
-      Checked span = Checked{w.dilation[i], true}.mul(w.kernel[i] - 1).add(1);
-      if (!span.ok || w.padBefore[i] > span.v / 2)
+      CheckedInt span = CheckedInt(w.dilation[i]) * (CheckedInt(w.kernel[i]) - 1) + 1;
+      if (span.overflowed() || w.padBefore[i] > span.value() / 2)
         return bad("padding " + llvm::Twine(w.padBefore[i]) + " is more than half of the window " +
-                   llvm::Twine(span.v));
+                   llvm::Twine(span.value()));
     }
     w.ceilMode = c.attrs().getBool("ceil_mode", false);
     return w;
@@ -159,34 +140,29 @@ std::vector<int64_t> WindowAttrs::padPairs() const {
 }
 
 std::optional<int64_t> WindowAttrs::outputSize(size_t i, int64_t in) const {
-  int64_t k = kernel[i], s = stride[i], d = dilation[i];
-  Checked reach = Checked{d, true}.mul(k - 1);
+  int64_t s = stride[i];
+  CheckedInt reach = CheckedInt(dilation[i]) * (CheckedInt(kernel[i]) - 1);
   if (op == WindowOp::ConvTranspose) {
     // (in - 1) s - (before + after) + d (k - 1) + output_padding + 1
-    Checked out = Checked{in, true}.sub(1).mul(s).sub(padBefore[i]).sub(padAfter[i]);
-    out = out.add(reach.v).add(outputPadding[i]).add(1);
-    if (!out.ok || !reach.ok)
-      return std::nullopt;
-    return out.v;
+    CheckedInt out =
+        (CheckedInt(in) - 1) * s - padBefore[i] - padAfter[i] + reach + outputPadding[i] + 1;
+    return out.overflowed() ? std::nullopt : std::optional<int64_t>(out.value());
   }
   // floor((in + before + after - d (k - 1) - 1) / s) + 1, or ceil with
   // ceil_mode, where a last window starting in the right padding is
   // dropped.
-  Checked span = Checked{in, true}.add(padBefore[i]).add(padAfter[i]);
-  if (!span.ok || !reach.ok)
+  CheckedInt span = CheckedInt(in) + padBefore[i] + padAfter[i] - reach - 1;
+  if (span.overflowed())
     return std::nullopt;
-  span = span.sub(reach.v).sub(1);
-  if (!span.ok)
-    return std::nullopt;
-  if (span.v < 0)
+  if (span.value() < 0)
     return 0;
   bool ceil = op == WindowOp::Pool && ceilMode;
-  int64_t out = (ceil ? span.v / s + (span.v % s != 0) : span.v / s) + 1;
+  int64_t out = (ceil ? span.value() / s + (span.value() % s != 0) : span.value() / s) + 1;
   if (ceil) {
-    Checked lastStart = Checked{out - 1, true}.mul(s), end = Checked{in, true}.add(padBefore[i]);
-    if (!lastStart.ok || !end.ok)
+    CheckedInt lastStart = CheckedInt(out - 1) * s, end = CheckedInt(in) + padBefore[i];
+    if (lastStart.overflowed() || end.overflowed())
       return std::nullopt;
-    if (lastStart.v >= end.v)
+    if (lastStart.value() >= end.value())
       --out;
   }
   return out;
