@@ -31,7 +31,7 @@ llvm::Expected<ConvGeometry> convGeometry(const CallNode &c, bool transposed) {
   }
   ConvGeometry g{i[0], i[1], i[2], i[3], o[1], o[2], o[3], k[0],
                  k[1], s[0], s[1], p[0], p[1], d[0], d[1], w->groups};
-  if (g.G <= 0 || g.C % g.G || g.OC % g.G)
+  if (g.C % g.G || g.OC % g.G) // WindowAttrs refused groups <= 0
     return kernelError(c, "groups=" + llvm::Twine(g.G) + " does not divide the channels");
   return g;
 }

@@ -222,10 +222,6 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
     w.weight = std::move(*wt);
     w.bias = std::move(*bt);
   }
-  ConvDims g;
-  g.N = in[0], g.C = in[1], g.OC = out[1], g.G = c.attrs().getInt("groups", 1);
-  if (g.G <= 0 || g.C % g.G || g.OC % g.G)
-    return kernelError(c, "groups=" + llvm::Twine(g.G) + " does not divide the channels");
   if (wshape.size() != n + 2)
     return kernelError(c,
                        "weight " + shapeToString(wshape) + " is not " + llvm::Twine(n + 2) + "-d");
@@ -233,6 +229,10 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
   auto win = WindowAttrs::from(c, n, transposed ? WindowOp::ConvTranspose : WindowOp::Conv, k);
   if (!win)
     return kernelError(c, llvm::toString(win.takeError()));
+  ConvDims g;
+  g.N = in[0], g.C = in[1], g.OC = out[1], g.G = win->groups;
+  if (g.C % g.G || g.OC % g.G)
+    return kernelError(c, "groups=" + llvm::Twine(g.G) + " does not divide the channels");
   // The im2col loops pad by padBefore and take the output size from the
   // type, which covers the padding after.
   const std::vector<int64_t> &s = win->stride, &d = win->dilation, &p = win->padBefore;
