@@ -47,8 +47,7 @@ public:
   Expr Rewrite_(const CallNode *pre, const Expr &post) override {
     auto *c = llvm::cast<CallNode>(post.get());
     const OpDef *op = c->opDef();
-    bool pure = op ? op->is(OpFlags::Pure) && !op->isOpaque()
-                   : llvm::isa<FunctionNode>(c->callee().get());
+    bool pure = op ? op->is(OpFlags::Pure) && !op->isOpaque() : c->global() != nullptr;
     if (!pure)
       return post;
     return intern<CallNode>(calls_[callHash(*c)], post, eliminated, sameCall);

@@ -25,9 +25,14 @@ bool isNoOp(const CallNode *c) {
   return op && op->is(OpFlags::NoOp) && c->numArgs() >= 1;
 }
 
+/// Which parameters of each expression function its body reads, for the
+/// functions that leave some unread.
+using ParamMasks = llvm::StringMap<std::vector<bool>>;
+
 class DeadCode final : public MixedModeMutator {
 public:
   using MixedModeMutator::Rewrite_;
+  explicit DeadCode(const ParamMasks &masks) : masks_(masks) {}
   uint64_t removed = 0;
 
   Expr Rewrite_(const CallNode *pre, const Expr &post) override {
@@ -36,30 +41,17 @@ public:
       ++removed;
       return c->arg(0);
     }
-    auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get());
-    if (!f || !f->isPrimitive())
-      return post;
-    // Which parameters does the body read?
-    llvm::DenseSet<const ExprNode *> used;
-    PostOrderVisit(f->body(), [&](const Expr &e) {
-      if (llvm::isa<VarNode>(e.get()))
-        used.insert(e.get());
-    });
-    if (used.size() == f->params().size())
-      return post;
-    llvm::SmallVector<Var, 4> params;
+    auto it = c->global() ? masks_.find(c->global()->name()) : masks_.end();
+    if (it == masks_.end() || it->second.size() != c->numArgs())
+      return post; // the verifier reports a wrong count
     llvm::SmallVector<Expr, 4> args;
     llvm::SmallVector<ArgKey, 4> keys;
-    for (size_t i = 0; i < f->params().size() && i < c->numArgs(); ++i)
-      if (used.count(f->params()[i].get())) {
-        params.push_back(f->params()[i]);
+    for (size_t i = 0; i < c->numArgs(); ++i)
+      if (it->second[i]) {
         args.push_back(c->arg(i));
         keys.push_back(c->keys()[i]);
       }
-    removed += f->params().size() - params.size();
-    Function nf = make<const FunctionNode>(f->name(), params, f->body(), f->retType(),
-                                           f->functionKind(), f->attrs());
-    Call n = call(Expr(nf), args, c->attrs(), keys, c->name());
+    Call n = call(c->callee(), args, c->attrs(), keys, c->name());
     n->setLoc(c->loc());
     return n;
   }
@@ -73,6 +65,9 @@ public:
       }
     return post;
   }
+
+private:
+  const ParamMasks &masks_;
 };
 
 class Dce final : public Pass {
@@ -82,9 +77,45 @@ public:
     return "Remove no-op operators, tuple plumbing, unused expression parameters and functions";
   }
   llvm::Error run(Module &m) override {
-    DeadCode d;
-    rewriteMain(m, [&](const Expr &body) { return d.Mutate(body); });
-    numRemoved += d.removed;
+    // Expression functions lose the parameters they do not read (one
+    // module update each); then every graph's calls of them lose the
+    // matching arguments.
+    ParamMasks masks;
+    std::vector<Function> narrowed;
+    for (const Function &f : m.functions()) {
+      if (!f->isPrimitive())
+        continue;
+      llvm::DenseSet<const ExprNode *> used;
+      PostOrderVisit(f->body(), [&](const Expr &e) {
+        if (llvm::isa<VarNode>(e.get()))
+          used.insert(e.get());
+      });
+      if (used.size() == f->params().size())
+        continue;
+      std::vector<bool> &mask = masks[f->name()];
+      llvm::SmallVector<Var, 4> params;
+      for (const Var &p : f->params()) {
+        mask.push_back(used.count(p.get()) != 0);
+        if (mask.back())
+          params.push_back(p);
+      }
+      numRemoved += f->params().size() - params.size();
+      narrowed.push_back(make<const FunctionNode>(f->name(), params, f->body(), f->retType(),
+                                                  f->functionKind(), f->attrs()));
+    }
+    for (Function &f : narrowed)
+      m.add(std::move(f));
+    std::vector<Function> graphs;
+    for (const Function &f : m.functions())
+      if (!f->isPrimitive())
+        graphs.push_back(f);
+    for (const Function &g : graphs) {
+      DeadCode d(masks);
+      Expr body = d.Mutate(g->body());
+      numRemoved += d.removed;
+      if (body.get() != g->body().get())
+        m.add(withBody(g, g->params(), body));
+    }
     size_t before = m.functions().size();
     m.removeUnreferencedFunctions();
     numFunctions += before - m.functions().size();

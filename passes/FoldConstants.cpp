@@ -116,7 +116,7 @@ public:
       });
     llvm::Error err = llvm::Error::success();
     rewriteMain(m, [&](const Expr &body) {
-      GraphFolder gf(*this, names, err);
+      GraphFolder gf(*this, m, names, err);
       return gf.Mutate(body);
     });
     return err;
@@ -135,8 +135,8 @@ private:
   class GraphFolder final : public MixedModeMutator {
   public:
     using MixedModeMutator::Rewrite_;
-    GraphFolder(FoldConstants &p, llvm::StringSet<> &names, llvm::Error &err)
-        : p_(p), names_(names), err_(err) {}
+    GraphFolder(FoldConstants &p, const Module &m, llvm::StringSet<> &names, llvm::Error &err)
+        : p_(p), m_(m), names_(names), err_(err) {}
 
     Expr Rewrite_(const CallNode *pre, const Expr &post) override {
       auto *c = llvm::cast<CallNode>(post.get());
@@ -169,7 +169,7 @@ private:
   private:
     llvm::Expected<Expr> evaluate(const CallNode &c, const Type &type) {
       Module one;
-      if (auto *fn = llvm::dyn_cast<FunctionNode>(c.callee().get())) {
+      if (const FunctionNode *fn = m_.callee(c)) {
         // Type inference gives a function called once the types of its
         // arguments (inferTypes); here it is called once, but it is shared
         // with the module: one whose parameters stay more general (called
@@ -181,6 +181,12 @@ private:
             return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                            "a generic function is not folded");
         }
+        // A fused group brings the expression functions it calls.
+        PostOrderVisit(fn->body(), [&](const Expr &e) {
+          if (auto *inner = llvm::dyn_cast<CallNode>(e.get()))
+            if (const FunctionNode *g = m_.callee(*inner))
+              one.add(Function(g));
+        });
         one.add(Function(fn));
       }
       Call copy = make<const CallNode>(c.callee(), c.args(), c.keys(), c.attrs(), c.name());
@@ -207,6 +213,7 @@ private:
     }
 
     FoldConstants &p_;
+    const Module &m_;
     llvm::StringSet<> &names_;
     llvm::Error &err_;
   };

@@ -34,7 +34,7 @@ public:
     numFolded += rewriteCalls(m, [&](const CallNode &pre, auto rewritten) -> Expr {
       if (!hasAttrOperands(pre))
         return nullptr;
-      Call bound = bindAttrOperands(pre);
+      Call bound = bindAttrOperands(pre, m);
       if (!bound)
         return nullptr;
       // The bound call keeps pre's other operands: point it at their

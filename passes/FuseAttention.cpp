@@ -56,8 +56,8 @@ const ExprNode *untransposed(const ExprNode *kt, int64_t rank) {
 /// For a call of a one-parameter expression function computing
 /// mul(@0, c), mul(c, @0) or div(@0, c) with a float literal c: the scale
 /// it applies.
-std::optional<double> scaleOf(const CallNode &c) {
-  const FunctionNode *f = expressionOf(c);
+std::optional<double> scaleOf(const CallNode &c, const Module &m) {
+  const FunctionNode *f = expressionOf(c, m);
   if (!f || c.numArgs() != 1)
     return std::nullopt;
   auto *body = llvm::dyn_cast<CallNode>(f->body().get());
@@ -82,7 +82,7 @@ struct Attention {
 
 class Matcher {
 public:
-  explicit Matcher(const Function &main) : uses_(countUses(main)) {}
+  explicit Matcher(const Module &m) : m_(m), uses_(countUses(m.main())) {}
 
   std::optional<Attention> match(const CallNode &out) const {
     const CallNode *pv = callTo(&out, "torch.matmul");
@@ -97,7 +97,7 @@ public:
       return std::nullopt;
     const ExprNode *scores = softmax->dataArg(0);
     std::optional<double> scale;
-    if (auto *e = llvm::dyn_cast<CallNode>(scores); e && (scale = scaleOf(*e))) {
+    if (auto *e = llvm::dyn_cast<CallNode>(scores); e && (scale = scaleOf(*e, m_))) {
       if (!internal(e))
         return std::nullopt;
       scores = e->arg(0).get();
@@ -123,6 +123,7 @@ private:
   /// results as uses: an output is never internal).
   bool internal(const ExprNode *e) const { return uses_.lookup(e) == 1; }
 
+  const Module &m_;
   llvm::DenseMap<const ExprNode *, unsigned> uses_;
 };
 
@@ -134,10 +135,9 @@ public:
            "F.scaled_dot_product_attention";
   }
   llvm::Error run(Module &m) override {
-    Function main = m.main();
-    if (!main)
+    if (!m.main())
       return llvm::Error::success();
-    Matcher matcher(main);
+    Matcher matcher(m);
     numFused += rewriteCalls(m, [&](const CallNode &pre, auto rewritten) -> Expr {
       std::optional<Attention> a = matcher.match(pre);
       if (!a)

@@ -122,10 +122,10 @@ struct LayerNorm {
 
 class Matcher {
 public:
-  explicit Matcher(const Function &main) : uses_(countUses(main)) {}
+  explicit Matcher(const Module &m) : m_(m), uses_(countUses(m.main())) {}
 
   std::optional<LayerNorm> match(const CallNode &y) const {
-    const FunctionNode *f = expressionOf(y);
+    const FunctionNode *f = expressionOf(y, m_);
     const TensorTypeNode *yt = staticF32(&y);
     if (!f || !yt)
       return std::nullopt;
@@ -177,14 +177,13 @@ private:
   /// `e` if it is an expression call read once, else null.
   const CallNode *readOnce(const ExprNode *e) const {
     auto *c = llvm::dyn_cast_or_null<CallNode>(e);
-    return c && expressionOf(*c) && uses_.lookup(c) == 1 ? c : nullptr;
+    return c && expressionOf(*c, m_) && uses_.lookup(c) == 1 ? c : nullptr;
   }
   /// Whether node `s` of expression call `c`'s body is sub(x, m) of c's
   /// operands.
-  static bool subtracts(const CallNode &c, const ExprNode *s, const ExprNode *x,
-                        const ExprNode *m) {
+  bool subtracts(const CallNode &c, const ExprNode *s, const ExprNode *x, const ExprNode *m) const {
     const CallNode *sub = callTo(s, "sub", 2);
-    BodyMatcher b(*expressionOf(c));
+    BodyMatcher b(*expressionOf(c, m_));
     int i = sub ? b.param(sub->arg(0).get()) : -1, j = sub ? b.param(sub->arg(1).get()) : -1;
     return i >= 0 && j >= 0 && c.arg(i).get() == x && c.arg(j).get() == m;
   }
@@ -197,7 +196,7 @@ private:
     const CallNode *sq = readOnce(d);
     if (!sq)
       return false;
-    BodyMatcher b(*expressionOf(*sq));
+    BodyMatcher b(*expressionOf(*sq, m_));
     const ExprNode *s = b.squared();
     if (!s)
       return false;
@@ -205,7 +204,7 @@ private:
       return true;
     int p = b.param(s);
     const CallNode *diff = p >= 0 ? readOnce(sq->arg(p).get()) : nullptr;
-    return diff && subtracts(*diff, expressionOf(*diff)->body().get(), x, m);
+    return diff && subtracts(*diff, expressionOf(*diff, m_)->body().get(), x, m);
   }
 
   /// For a keepdim reduction over the last dims of a rank-`rank` input: the
@@ -230,6 +229,7 @@ private:
     return first;
   }
 
+  const Module &m_;
   llvm::DenseMap<const ExprNode *, unsigned> uses_;
 };
 
@@ -241,10 +241,9 @@ public:
            "F.layer_norm";
   }
   llvm::Error run(Module &m) override {
-    Function main = m.main();
-    if (!main)
+    if (!m.main())
       return llvm::Error::success();
-    Matcher matcher(main);
+    Matcher matcher(m);
     numFused += rewriteCalls(m, [&](const CallNode &pre, auto rewritten) -> Expr {
       std::optional<LayerNorm> ln = matcher.match(pre);
       if (!ln)

@@ -67,8 +67,8 @@ const TensorTypeNode *tensorOf(const ExprNode *e) {
 
 /// A call of an expression function with an f32 result: its kernel applies
 /// an activation to each block as it stores it.
-bool isFloatExpression(const CallNode &c) {
-  auto *f = llvm::dyn_cast<FunctionNode>(c.callee().get());
+bool isFloatExpression(const CallNode &c, const Module &m) {
+  const FunctionNode *f = m.callee(c);
   const TensorTypeNode *t = tensorOf(&c);
   return f && f->isPrimitive() && t && t->dtype() == DType::F32;
 }
@@ -113,7 +113,7 @@ struct Group {
 
 class Grouper {
 public:
-  explicit Grouper(const Function &main) : uses_(countUses(main)) {
+  Grouper(const Module &m, const Function &main) : m_(m), uses_(countUses(main)) {
     if (auto *t = llvm::dyn_cast<TupleNode>(main->body().get()))
       for (const Expr &f : t->fields())
         outputs_.insert(f.get());
@@ -123,7 +123,7 @@ public:
 
   /// Assigns `c` (visited in dataflow order) to a group, or to none.
   void visit(const CallNode &c) {
-    bool expression = isFloatExpression(c);
+    bool expression = isFloatExpression(c, m_);
     if (!c.opDef() && !expression)
       return;
     if (Group *g = joinable(c)) {
@@ -176,6 +176,7 @@ private:
     return it->second;
   }
 
+  const Module &m_;
   llvm::DenseMap<const ExprNode *, unsigned> uses_;
   llvm::DenseSet<const ExprNode *> outputs_;
   std::vector<std::unique_ptr<Group>> groups_;
@@ -232,8 +233,7 @@ public:
     m_.add(fn);
     ++numGroups;
     numCalls += g.calls.size();
-    Call n =
-        call(Expr(fn), args, Attrs{}, std::vector<ArgKey>(args.size()), g.calls.front()->name());
+    Call n = call(fn, args, Attrs{}, std::vector<ArgKey>(args.size()), g.calls.front()->name());
     n->setLoc(g.calls.front()->loc());
     return n;
   }
@@ -267,7 +267,7 @@ public:
       return llvm::Error::success();
     // main's dataflow only: the bodies of functions it calls (expressions,
     // groups made before) are not entered.
-    Grouper grouper(main);
+    Grouper grouper(m, main);
     DataflowVisit(main->body(), [&](const Expr &e) {
       if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
         grouper.visit(*c);

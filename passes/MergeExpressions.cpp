@@ -36,11 +36,11 @@ public:
   void bind(const ExprNode *from, Expr to) { memo_[from] = std::move(to); }
 };
 
-const FunctionNode *primitiveCallee(const ExprNode *e) {
+const FunctionNode *primitiveCallee(const ExprNode *e, const Module &m) {
   auto *c = llvm::dyn_cast_or_null<CallNode>(e);
   if (!c)
     return nullptr;
-  auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get());
+  const FunctionNode *f = m.callee(*c);
   // Lowered programs are opaque here: their parameters are positional tokens.
   return f && f->isPrimitive() && !isLoweredToRpn(*f) && f->params().size() == c->numArgs()
              ? f
@@ -97,6 +97,9 @@ private:
                              "Most instructions of a merged function's program (lower-rpn)", 256};
   Statistic numMerged{this, "num-merged", "Expression calls merged into their consumer"};
 
+  const Module *m_ = nullptr;
+  /// Merged functions, added to the module once every group is built.
+  std::vector<Function> made_;
   llvm::DenseMap<const ExprNode *, unsigned> uses_;
   /// Each merged call's group, keyed by the group's root (last consumer).
   llvm::DenseMap<const ExprNode *, const CallNode *> rootOf_;
@@ -114,7 +117,7 @@ void MergeExpressions::formGroups(const Function &main) {
   PostOrderVisit(main->body(), [&](const Expr &e) { order.push_back(e.get()); });
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     auto *c = llvm::dyn_cast<CallNode>(*it);
-    const FunctionNode *f = primitiveCallee(c);
+    const FunctionNode *f = primitiveCallee(c, *m_);
     if (!f)
       continue;
     const CallNode *root = rootOf_.lookup(c);
@@ -125,8 +128,9 @@ void MergeExpressions::formGroups(const Function &main) {
     }
     Group &g = groups_[root];
     for (const Expr &a : c->args())
-      if (auto *p = llvm::dyn_cast<CallNode>(a.get());
-          p && primitiveCallee(p) && uses_.lookup(p) == 1 && !rootOf_.count(p) && tryJoin(*p, g))
+      if (auto *p = llvm::dyn_cast<CallNode>(a.get()); p && primitiveCallee(p, *m_) &&
+                                                       uses_.lookup(p) == 1 && !rootOf_.count(p) &&
+                                                       tryJoin(*p, g))
         rootOf_[p] = root;
   }
 }
@@ -136,7 +140,7 @@ void MergeExpressions::formGroups(const Function &main) {
 /// program, computed once, and with k > 1 a save after it and k - 1 loads.
 bool MergeExpressions::tryJoin(const CallNode &producer, Group &g) {
   uint64_t cap = lengthCap();
-  Shape p = shapeOf(producer, *primitiveCallee(&producer), cap);
+  Shape p = shapeOf(producer, *primitiveCallee(&producer, *m_), cap);
   uint64_t k = g.shape.occurrences.lookup(&producer);
   uint64_t length = std::min(cap, g.shape.length + p.length - (k > 1 ? 0 : 1));
   size_t operands = g.shape.occurrences.size() - 1;
@@ -157,7 +161,7 @@ bool MergeExpressions::tryJoin(const CallNode &producer, Group &g) {
 /// its producer, if that producer is in the group, else by the group
 /// parameter of the operand.
 Expr MergeExpressions::inlineMember(const CallNode &c, Substitute &subst) {
-  const FunctionNode *f = primitiveCallee(&c);
+  const FunctionNode *f = primitiveCallee(&c, *m_);
   for (size_t i = 0; i < c.numArgs(); ++i) {
     const ExprNode *a = c.arg(i).get();
     auto *p = llvm::dyn_cast<CallNode>(a);
@@ -187,7 +191,7 @@ Expr MergeExpressions::buildGroup(const CallNode &root, llvm::StringMap<unsigned
   paramFor_.clear();
   Substitute subst;
   Expr body = inlineMember(root, subst);
-  const FunctionNode *f = primitiveCallee(&root);
+  const FunctionNode *f = primitiveCallee(&root, *m_);
   // The merged function keeps the consumer's name only when no other call
   // still needs the original.
   std::string name = f->name();
@@ -197,7 +201,8 @@ Expr MergeExpressions::buildGroup(const CallNode &root, llvm::StringMap<unsigned
     names.insert(name);
   }
   Function nf = make<const FunctionNode>(name, params_, body, f->retType(), true, f->attrs());
-  Call n = call(Expr(nf), operands_, root.attrs(), {}, root.name());
+  made_.push_back(nf);
+  Call n = call(nf, operands_, root.attrs(), {}, root.name());
   n->setLoc(root.loc());
   return n;
 }
@@ -230,17 +235,22 @@ llvm::Error MergeExpressions::run(Module &m) {
   Function main = m.main();
   if (!main)
     return llvm::Error::success();
+  m_ = &m;
+  made_.clear();
   uses_ = countUses(main);
   rootOf_.clear();
   groups_.clear();
   formGroups(main);
 
+  // Calls of each function in every graph (main and fused groups).
   llvm::StringMap<unsigned> callsOf;
-  PostOrderVisit(main->body(), [&](const Expr &e) {
-    if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
-      if (auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get()))
-        ++callsOf[f->name()];
-  });
+  for (const Function &g : m.functions())
+    if (!g->isPrimitive())
+      PostOrderVisit(g->body(), [&](const Expr &e) {
+        if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
+          if (const GlobalVarNode *callee = c->global())
+            ++callsOf[callee->name()];
+      });
   llvm::StringSet<> names;
   for (const Function &f : m.functions())
     names.insert(f->name());
@@ -254,6 +264,10 @@ llvm::Error MergeExpressions::run(Module &m) {
   });
   if (merged.empty())
     return llvm::Error::success();
+  // A merged function that keeps its name replaces the original, whose
+  // only call was the group's root.
+  for (Function &f : made_)
+    m.add(std::move(f));
   ReplaceRoots replace(std::move(merged));
   rewriteMain(m, [&](const Expr &body) { return replace.Mutate(body); });
   m.removeUnreferencedFunctions();

@@ -236,7 +236,7 @@ void checkAnnotatedTypes(const TextModel &tm, const Module &m, const Function &m
     if (op.type == "pnnx.Expression") {
       Function fn = m.lookup(op.name);
       REQUIRE(fn);
-      CHECK(c->callee().get() == fn.get());
+      CHECK(m.callee(*c) == fn.get());
       REQUIRE(fn->params().size() == op.inputs.size());
       for (size_t i = 0; i < op.inputs.size(); ++i) {
         std::string want = annotationOf(tm, op.inputs[i], &op);
@@ -291,7 +291,7 @@ void checkImport(const ModelFile &f) {
   std::map<std::string, const CallNode *> callByName;
   for (const CallNode *c : bc.calls) {
     callByName[c->name()] = c;
-    if (auto *fn = llvm::dyn_cast<FunctionNode>(c->callee().get())) {
+    if (const FunctionNode *fn = m.callee(*c)) {
       CHECK(fn->isPrimitive());
       ++exprCalls;
     } else {

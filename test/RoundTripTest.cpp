@@ -362,7 +362,7 @@ TEST_CASE("export: an expression literal PNNX would read back differently is ref
   Call body = call("add", {a, scalarConstant(AttrValue::string("x,y"), Type())});
   Function e = make<const FunctionNode>("e", std::vector<Var>{a}, body, Type(), true);
   Var x = var("x", tensorType(DType::F32, {2}));
-  Call use = call(Expr(e), {x}, {}, {}, "e");
+  Call use = call(e, {x}, {}, {}, "e");
   use->setLoc({2, 3});
   Module m;
   m.setSourceName("t.kc");

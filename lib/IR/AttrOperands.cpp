@@ -155,11 +155,11 @@ std::optional<AttrValue> expressionValue(const CallNode &c, const FunctionNode &
 
 } // namespace
 
-std::optional<AttrValue> staticValue(const Expr &e) {
+std::optional<AttrValue> staticValue(const Expr &e, const Module &m) {
   if (auto *k = llvm::dyn_cast<ConstantNode>(e.get()))
     return constantValue(*k);
   if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
-    if (auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get()))
+    if (const FunctionNode *f = m.callee(*c))
       if (f->isPrimitive() && f->body())
         return expressionValue(*c, *f);
   return std::nullopt;
@@ -170,7 +170,7 @@ namespace {
 /// `c` with its attribute operands made attributes, their values read from
 /// `typed` (`c`, or the typed call `c` was rewritten from: its operands may
 /// carry no types yet); null when one is not known, naming it in `unknown`.
-Call bindFrom(const CallNode &typed, const CallNode &c, std::string *unknown) {
+Call bindFrom(const CallNode &typed, const CallNode &c, const Module &m, std::string *unknown) {
   std::vector<Expr> args;
   std::vector<ArgKey> keys;
   Attrs attrs = c.attrs();
@@ -180,7 +180,7 @@ Call bindFrom(const CallNode &typed, const CallNode &c, std::string *unknown) {
       keys.push_back(c.keys()[i]);
       continue;
     }
-    std::optional<AttrValue> v = staticValue(typed.arg(i));
+    std::optional<AttrValue> v = staticValue(typed.arg(i), m);
     if (!v) {
       if (unknown)
         *unknown = typed.keys()[i].name;
@@ -195,7 +195,7 @@ Call bindFrom(const CallNode &typed, const CallNode &c, std::string *unknown) {
 
 } // namespace
 
-Call bindAttrOperands(const CallNode &c) { return bindFrom(c, c, nullptr); }
+Call bindAttrOperands(const CallNode &c, const Module &m) { return bindFrom(c, c, m, nullptr); }
 
 bool hasAttrOperands(const Module &m) {
   bool found = false;
@@ -222,7 +222,7 @@ public:
     if (err || !hasAttrOperands(*pre))
       return post;
     std::string unknown;
-    Call bound = bindFrom(*pre, *llvm::cast<CallNode>(post.get()), &unknown);
+    Call bound = bindFrom(*pre, *llvm::cast<CallNode>(post.get()), m_, &unknown);
     if (!bound)
       err = moduleError(m_, pre->loc(),
                         describeCall(*pre) + ": attribute " + quoteInput(unknown) +

@@ -13,9 +13,13 @@ const OpDef *CallNode::opDef() const {
 llvm::StringRef CallNode::calleeName() const {
   if (auto *op = llvm::dyn_cast<OpNode>(callee_.get()))
     return op->name();
-  if (auto *fn = llvm::dyn_cast<FunctionNode>(callee_.get()))
-    return fn->name();
+  if (auto *g = llvm::dyn_cast<GlobalVarNode>(callee_.get()))
+    return g->name();
   return "";
+}
+
+const GlobalVarNode *CallNode::global() const {
+  return llvm::dyn_cast<GlobalVarNode>(callee_.get());
 }
 
 const ExprNode *CallNode::dataArg(size_t i) const {
@@ -88,7 +92,14 @@ Call call(Expr callee, llvm::ArrayRef<Expr> args, Attrs attrs, llvm::ArrayRef<Ar
   return make<const CallNode>(std::move(callee), args, keys, std::move(attrs), std::move(name));
 }
 
+Call call(const Function &f, llvm::ArrayRef<Expr> args, Attrs attrs, llvm::ArrayRef<ArgKey> keys,
+          std::string name) {
+  return call(Expr(globalVar(f->name())), args, std::move(attrs), keys, std::move(name));
+}
+
 Tuple tuple(llvm::ArrayRef<Expr> fields) { return make<const TupleNode>(fields); }
+
+GlobalVar globalVar(std::string name) { return make<const GlobalVarNode>(std::move(name)); }
 
 TupleGetItem tupleGetItem(Expr t, unsigned index) {
   return make<const TupleGetItemNode>(std::move(t), index);

@@ -19,6 +19,7 @@ void ExprVisitor::VisitExpr(const Expr &e) {
 void ExprVisitor::VisitExpr_(const VarNode *) {}
 void ExprVisitor::VisitExpr_(const ConstantNode *) {}
 void ExprVisitor::VisitExpr_(const OpNode *) {}
+void ExprVisitor::VisitExpr_(const GlobalVarNode *) {}
 
 void ExprVisitor::VisitExpr_(const CallNode *op) {
   VisitExpr(op->callee());
@@ -56,6 +57,7 @@ Expr ExprMutator::VisitExpr(const Expr &e) {
 Expr ExprMutator::VisitExpr_(const VarNode *op) { return Expr(op); }
 Expr ExprMutator::VisitExpr_(const ConstantNode *op) { return Expr(op); }
 Expr ExprMutator::VisitExpr_(const OpNode *op) { return Expr(op); }
+Expr ExprMutator::VisitExpr_(const GlobalVarNode *op) { return Expr(op); }
 
 Expr ExprMutator::VisitExpr_(const CallNode *op) {
   Expr callee = Mutate(op->callee());
@@ -187,7 +189,7 @@ void MixedModeVisitor::VisitExpr(const Expr &e) {
 }
 
 // Dataflow children were visited by ExpandDataflow before the node itself;
-// only non-dataflow children (e.g. a Function callee) can still be unvisited.
+// only the callee (an Op or a GlobalVar leaf) can still be unvisited.
 void MixedModeVisitor::VisitExpr_(const CallNode *op) {
   if (!isDataflow(op->callee().get()))
     VisitExpr(op->callee());

@@ -56,8 +56,7 @@ void writeGraphViz(const Module &m, llvm::raw_ostream &os) {
     if (!seen.insert(e.get()).second)
       return;
     if (auto *c = llvm::dyn_cast<CallNode>(e.get())) {
-      std::string label = (llvm::isa<FunctionNode>(c->callee().get()) ? "@" : "") +
-                          escape(c->calleeName());
+      std::string label = (c->global() ? "@" : "") + escape(c->calleeName());
       if (!c->name().empty())
         label += "\\n" + escape(c->name());
       label += "\\n" + escape(typeToString(c->type()));

@@ -10,12 +10,13 @@ namespace {
 
 class Inliner final : public MixedModeMutator {
 public:
+  explicit Inliner(const Module &m) : m_(m) {}
   using MixedModeMutator::Rewrite_;
   bool inlined = false;
 
   Expr Rewrite_(const CallNode *, const Expr &post) override {
     auto *c = llvm::cast<CallNode>(post.get());
-    auto *fn = llvm::dyn_cast<FunctionNode>(c->callee().get());
+    const FunctionNode *fn = m_.callee(*c);
     if (!fn || !fn->isFused() || fn->params().size() != c->numArgs())
       return post;
     inlined = true;
@@ -41,6 +42,9 @@ public:
     auto it = map.find(fn->body().get());
     return it == map.end() ? post : it->second;
   }
+
+private:
+  const Module &m_;
 };
 
 } // namespace
@@ -50,7 +54,7 @@ ModulePtr inlineFusedCalls(const Module &m) {
   Function main = m.main();
   if (!main)
     return out;
-  Inliner inliner;
+  Inliner inliner(m);
   Expr body = inliner.Mutate(main->body());
   if (!inliner.inlined)
     return out;

@@ -32,12 +32,19 @@ Function Module::lookup(llvm::StringRef name) const {
   return it == index_.end() ? Function() : functions_[it->second];
 }
 
-/// Functions called (directly or through other functions) from `root`, callees
-/// before callers.
-static std::vector<Function> calledFunctions(const Function &root) {
+const FunctionNode *Module::callee(const CallNode &c) const {
+  const GlobalVarNode *g = c.global();
+  return g ? lookup(g->name()).get() : nullptr;
+}
+
+/// `root` and the module's functions it calls, directly or through other
+/// functions, callees before callers.
+static std::vector<Function> calledFunctions(const Module &m, const Function &root) {
   std::vector<Function> order;
   llvm::DenseSet<const ExprNode *> seen;
-  // Post-order DFS with an explicit stack: (node, children pushed?).
+  llvm::StringSet<> placed;
+  // Post-order DFS with an explicit stack: (node, children pushed?). A
+  // function is entered from the calls of it, by name.
   std::vector<std::pair<const ExprNode *, bool>> stack{{root.get(), false}};
   while (!stack.empty()) {
     auto [e, expanded] = stack.back();
@@ -57,7 +64,8 @@ static std::vector<Function> calledFunctions(const Function &root) {
     } else if (auto *c = llvm::dyn_cast<CallNode>(e)) {
       for (auto &a : c->args())
         stack.push_back({a.get(), false});
-      stack.push_back({c->callee().get(), false});
+      if (const FunctionNode *f = m.callee(*c); f && placed.insert(f->name()).second)
+        stack.push_back({f, false});
     } else if (auto *t = llvm::dyn_cast<TupleNode>(e)) {
       for (auto &a : t->fields())
         stack.push_back({a.get(), false});
@@ -69,59 +77,24 @@ static std::vector<Function> calledFunctions(const Function &root) {
 }
 
 void Module::setMain(Function newMain) {
-  std::vector<Function> fns = calledFunctions(newMain);
-  // Keep the existing order for functions that survive; new ones follow.
-  std::vector<Function> ordered;
-  llvm::StringSet<> placed;
-  llvm::StringMap<Function> byName;
-  for (auto &f : fns)
-    byName[f->name()] = f;
-  for (auto &old : functions_) {
-    auto it = byName.find(old->name());
-    if (it != byName.end() && old->name() != "main" && placed.insert(old->name()).second)
-      ordered.push_back(it->second);
-  }
-  for (auto &f : fns)
-    if (f->name() != "main" && f.get() != newMain.get() && placed.insert(f->name()).second)
-      ordered.push_back(f);
-  functions_.clear();
-  index_.clear();
-  for (auto &f : ordered)
-    add(f);
-  add(newMain);
+  add(std::move(newMain));
+  removeUnreferencedFunctions();
 }
 
 void Module::removeUnreferencedFunctions() {
   Function m = main();
   if (!m)
     return;
-  // Iterative walk over every reachable node, collecting called functions.
   llvm::StringSet<> used;
-  llvm::DenseSet<const ExprNode *> seen;
-  std::vector<const ExprNode *> stack{m.get()};
-  while (!stack.empty()) {
-    const ExprNode *e = stack.back();
-    stack.pop_back();
-    if (!e || !seen.insert(e).second)
-      continue;
-    if (auto *f = llvm::dyn_cast<FunctionNode>(e)) {
-      used.insert(f->name());
-      stack.push_back(f->body().get());
-    } else if (auto *c = llvm::dyn_cast<CallNode>(e)) {
-      stack.push_back(c->callee().get());
-      for (auto &a : c->args())
-        stack.push_back(a.get());
-    } else if (auto *t = llvm::dyn_cast<TupleNode>(e)) {
-      for (auto &a : t->fields())
-        stack.push_back(a.get());
-    } else if (auto *g = llvm::dyn_cast<TupleGetItemNode>(e)) {
-      stack.push_back(g->tuple().get());
-    }
-  }
+  for (const Function &f : calledFunctions(*this, m))
+    used.insert(f->name());
+  // Survivors keep their order (functions are added callees first); main,
+  // which calls them all, goes last.
   std::vector<Function> kept;
   for (auto &f : functions_)
-    if (used.count(f->name()))
+    if (f.get() != m.get() && used.count(f->name()))
       kept.push_back(f);
+  kept.push_back(m);
   functions_.clear();
   index_.clear();
   for (auto &f : kept)

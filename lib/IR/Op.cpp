@@ -38,6 +38,10 @@ OpDef &OpDef::typeRule(TypeRule rule) {
   typeRule_ = rule;
   return *this;
 }
+OpDef &OpDef::typeRule(ModuleTypeRule rule) {
+  moduleTypeRule_ = rule;
+  return *this;
+}
 OpDef &OpDef::arity(int n) {
   arity_ = n;
   return *this;

@@ -584,7 +584,7 @@ private:
       if (!f)
         return errorAt(at, "call of undefined function @" + clipInput(*fn) +
                                " (functions must be defined before they are called)");
-      callee = f;
+      callee = globalVar(f->name());
     } else {
       std::string op;
       if (peek() == '"') {

@@ -95,8 +95,6 @@ public:
     }
     Type ret = fn_.retType() ? fn_.retType() : fn_.body()->type();
     os_ << ") -> " << typeToString(ret) << functionKindText(fn_.functionKind()) << " {\n";
-    // Callee functions are printed on their own and referenced by name, so
-    // the walk does not enter them.
     forEachNodeInPostOrder(fn_.body(), [&](const Expr &e) { names_[e.get()] = VisitExpr(e); });
     // A tensor constant returned as it is gets its `const` line here: named
     // before the return line is begun.
@@ -115,6 +113,7 @@ public:
 
   std::string VisitExpr_(const OpNode *op) override { return op->name().str(); }
   std::string VisitExpr_(const FunctionNode *f) override { return "@" + printableName(f->name()); }
+  std::string VisitExpr_(const GlobalVarNode *g) override { return "@" + printableName(g->name()); }
 
   std::string VisitExpr_(const CallNode *c) override {
     std::string line = calleeText(c) + "(";
@@ -160,8 +159,8 @@ public:
 
 private:
   std::string calleeText(const CallNode *c) {
-    if (auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get()))
-      return "@" + printableName(f->name());
+    if (const GlobalVarNode *g = c->global())
+      return "@" + printableName(g->name());
     if (auto *op = llvm::dyn_cast<OpNode>(c->callee().get()))
       return printableName(op->name());
     return operand(c->callee());

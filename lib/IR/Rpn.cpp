@@ -350,9 +350,9 @@ KC_REGISTER_OP(rpn, kRpnOpName)
     .flags(OpFlags::Pure | OpFlags::Variadic | OpFlags::Elementwise)
     .typeRule(rpnTypeRule);
 
-std::optional<std::vector<int>> listExpressionItems(const ExprNode &e) {
+std::optional<std::vector<int>> listExpressionItems(const ExprNode &e, const Module &m) {
   auto *c = llvm::dyn_cast<CallNode>(&e);
-  auto *fn = c ? llvm::dyn_cast<FunctionNode>(c->callee().get()) : nullptr;
+  const FunctionNode *fn = c ? m.callee(*c) : nullptr;
   auto *body = fn && fn->isPrimitive() ? llvm::dyn_cast<CallNode>(fn->body().get()) : nullptr;
   if (!body)
     return std::nullopt;

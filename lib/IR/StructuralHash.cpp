@@ -4,8 +4,22 @@
 
 namespace kc {
 
+// Ops are one node each; two GlobalVars of one name are the same callee.
+static llvm::hash_code calleeHash(const CallNode &c) {
+  if (const GlobalVarNode *g = c.global())
+    return llvm::hash_value(g->name());
+  return llvm::hash_value(c.callee().get());
+}
+
+static bool sameCallee(const CallNode &a, const CallNode &b) {
+  const GlobalVarNode *ga = a.global(), *gb = b.global();
+  if (ga || gb)
+    return ga && gb && ga->name() == gb->name();
+  return a.callee().get() == b.callee().get();
+}
+
 llvm::hash_code callHash(const CallNode &c) {
-  llvm::hash_code h = llvm::hash_value(c.callee().get());
+  llvm::hash_code h = calleeHash(c);
   for (size_t i = 0; i < c.numArgs(); ++i)
     h = llvm::hash_combine(h, c.arg(i).get(), c.keys()[i].name, int(c.keys()[i].role));
   for (auto &[k, v] : c.attrs().entries())
@@ -14,7 +28,7 @@ llvm::hash_code callHash(const CallNode &c) {
 }
 
 bool sameCall(const CallNode &a, const CallNode &b) {
-  if (a.callee().get() != b.callee().get() || a.numArgs() != b.numArgs() || a.attrs() != b.attrs())
+  if (!sameCallee(a, b) || a.numArgs() != b.numArgs() || a.attrs() != b.attrs())
     return false;
   for (size_t i = 0; i < a.numArgs(); ++i)
     if (a.arg(i).get() != b.arg(i).get() || !(a.keys()[i] == b.keys()[i]))

@@ -54,7 +54,7 @@ ModuleSummary summarizeModule(const Module &m) {
     if (!c)
       return;
     std::string name = c->calleeName().str();
-    if (auto *fn = llvm::dyn_cast<FunctionNode>(c->callee().get())) {
+    if (const FunctionNode *fn = m.callee(*c)) {
       name = fn->isFused() ? "" : "(expression)";
       if (fn->isFused())
         DataflowVisit(fn->body(), [&](const Expr &b) {
@@ -67,7 +67,7 @@ ModuleSummary summarizeModule(const Module &m) {
     o.op = name;
     ++o.calls;
     ++s.calls;
-    if (auto f = flopCount(*c)) {
+    if (auto f = flopCount(*c, m)) {
       o.flops += *f;
       s.flops += *f;
     } else {

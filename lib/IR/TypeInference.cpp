@@ -50,22 +50,22 @@ std::optional<Type> unifyTypes(const Type &declared, const Type &inferred) {
   return tupleType(fields);
 }
 
-llvm::Expected<Type> inferCallType(const CallNode &call) {
-  if (auto *f = llvm::dyn_cast<FunctionNode>(call.callee().get()))
-    return f->body() ? f->body()->type() : f->retType();
+llvm::Expected<Type> inferCallType(const CallNode &call, const Module *m) {
   const OpDef *op = call.opDef();
-  if (!op || !op->getTypeRule())
+  if (!op || (!op->getTypeRule() && !op->getModuleTypeRule()))
     return Type();
   // Attributes given as operands are known once the shapes they read are;
   // until then the result's type is too.
   if (hasAttrOperands(call)) {
-    Call bound = bindAttrOperands(call);
-    return bound ? inferCallType(*bound) : Type();
+    Call bound = m ? bindAttrOperands(call, *m) : Call();
+    return bound ? inferCallType(*bound, m) : Type();
   }
   // The rule reads its integer attributes without an error path; a float
   // that is no integer among them refuses the call here.
   IntAttrCheck check;
-  auto t = op->getTypeRule()(call);
+  if (op->getModuleTypeRule() && !m)
+    return Type();
+  auto t = op->getModuleTypeRule() ? op->getModuleTypeRule()(call, *m) : op->getTypeRule()(call);
   std::string bad = check.failure(call.attrs());
   if (bad.empty())
     return t;
@@ -78,8 +78,8 @@ namespace {
 /// A type as diagnostics show it, bounded (a tuple type can be huge).
 std::string shown(const Type &t) { return clipInput(typeToString(t)); }
 
-/// How many calls of each function the module holds.
-using CallSites = llvm::DenseMap<const FunctionNode *, unsigned>;
+/// How many calls of each function the module holds, by name.
+using CallSites = llvm::StringMap<unsigned>;
 
 CallSites countCallSites(const Module &m) {
   CallSites sites;
@@ -91,8 +91,8 @@ CallSites countCallSites(const Module &m) {
           if (!seen.insert(e.get()).second)
             return;
           if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
-            if (auto *callee = llvm::dyn_cast<FunctionNode>(c->callee().get()))
-              ++sites[callee];
+            if (const GlobalVarNode *g = c->global())
+              ++sites[g->name()];
         });
   return sites;
 }
@@ -133,7 +133,7 @@ private:
     if (auto *c = llvm::dyn_cast<CallNode>(e)) {
       if (auto e = refineCallee(*c))
         return e;
-      auto t = inferCallType(*c);
+      auto t = callType(*c);
       if (!t) {
         // Type rules name the op themselves; error() names it once more
         // with its place, so the rule's own prefix is dropped.
@@ -174,11 +174,22 @@ private:
     return llvm::Error::success();
   }
 
+  /// A function call has the type of the callee's body; an op call the
+  /// type its rule gives.
+  llvm::Expected<Type> callType(const CallNode &c) const {
+    if (!c.global())
+      return inferCallType(c, &m_);
+    const FunctionNode *f = m_.callee(c);
+    if (!f)
+      return Type(); // the verifier reports the missing function
+    return f->body() ? f->body()->type() : f->retType();
+  }
+
   /// The arguments of a call of a function must agree with the types its
   /// parameters declare: the producer's and the consumer's declarations of
   /// one value may not contradict each other.
   llvm::Error checkArguments(const CallNode &c) const {
-    auto *f = llvm::dyn_cast<FunctionNode>(c.callee().get());
+    const FunctionNode *f = m_.callee(c);
     if (!f || f->params().size() != c.numArgs())
       return llvm::Error::success(); // the verifier reports a wrong count
     for (size_t i = 0; i < c.numArgs(); ++i) {
@@ -200,8 +211,8 @@ private:
   /// of expressions) are known only once those producers are typed. A
   /// function called from several places keeps the types it declares.
   llvm::Error refineCallee(const CallNode &c) const {
-    auto *f = llvm::dyn_cast<FunctionNode>(c.callee().get());
-    if (!f || f->params().size() != c.numArgs() || sites_.lookup(f) != 1)
+    const FunctionNode *f = m_.callee(c);
+    if (!f || f->params().size() != c.numArgs() || sites_.lookup(f->name()) != 1)
       return llvm::Error::success();
     bool refined = false;
     for (size_t i = 0; i < c.numArgs(); ++i) {

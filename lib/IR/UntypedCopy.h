@@ -31,7 +31,8 @@ public:
     std::function<Attrs(const CallNode &)> attrs;
   };
 
-  explicit UntypedCopy(const Module &source, Hooks hooks = {}) : hooks_(std::move(hooks)) {
+  explicit UntypedCopy(const Module &source, Hooks hooks = {})
+      : source_(source), hooks_(std::move(hooks)) {
     for (const Function &f : source.functions())
       names_.insert(f->name());
   }
@@ -99,10 +100,10 @@ private:
     Expr r;
     if (auto *c = llvm::dyn_cast<CallNode>(e.get())) {
       Expr callee = c->callee();
-      if (auto *f = llvm::dyn_cast<FunctionNode>(callee.get())) {
+      if (const FunctionNode *f = source_.callee(*c)) {
         Function copy = function(*f, freshName(f->name()));
         functions.push_back(copy);
-        callee = copy;
+        callee = globalVar(copy->name());
       }
       std::vector<Expr> args;
       for (const Expr &a : c->args())
@@ -141,6 +142,7 @@ private:
     }
   }
 
+  const Module &source_;
   Hooks hooks_;
   llvm::StringSet<> names_, copied_;
 };

@@ -90,15 +90,15 @@ private:
       }
       return llvm::Error::success();
     }
-    if (llvm::isa<FunctionNode>(e) || llvm::isa<OpNode>(e))
+    if (llvm::isa<FunctionNode>(e) || llvm::isa<OpNode>(e) || llvm::isa<GlobalVarNode>(e))
       return fail(e, nodeKindName(e->kind()) + " used as a value");
     auto *c = llvm::dyn_cast<CallNode>(e);
     if (!c)
       return llvm::Error::success();
-    if (auto *f = llvm::dyn_cast<FunctionNode>(c->callee().get())) {
-      Function inModule = m_.lookup(f->name());
-      if (!inModule)
-        return failAt(c, "calls @" + clipInput(f->name()) + ", which is not in the module");
+    if (const GlobalVarNode *g = c->global()) {
+      const FunctionNode *f = m_.callee(*c);
+      if (!f)
+        return failAt(c, "calls @" + clipInput(g->name()) + ", which is not in the module");
       if (f->params().size() != c->numArgs())
         return failAt(c, "passes " + llvm::Twine(c->numArgs()) + " argument(s) to @" +
                              clipInput(f->name()) + ", which takes " +

@@ -374,8 +374,8 @@ private:
 
   llvm::Error visit(const Expr &e) {
     const ExprNode *n = e.get();
-    if (llvm::isa<VarNode>(n) || llvm::isa<OpNode>(n) || llvm::isa<FunctionNode>(n) ||
-        llvm::isa<TupleGetItemNode>(n))
+    if (llvm::isa<VarNode>(n) || llvm::isa<OpNode>(n) || llvm::isa<GlobalVarNode>(n) ||
+        llvm::isa<FunctionNode>(n) || llvm::isa<TupleGetItemNode>(n))
       return llvm::Error::success();
     if (auto *c = llvm::dyn_cast<ConstantNode>(n))
       return visitConstant(*c);
@@ -483,7 +483,10 @@ private:
     // name for the others too.
     l.name = c.name().empty() ? uniqueOpName("op_" + std::to_string(unnamed_++)) : c.name();
     std::vector<std::string> params;
-    if (auto *fn = llvm::dyn_cast<FunctionNode>(c.callee().get())) {
+    if (const GlobalVarNode *g = c.global()) {
+      const FunctionNode *fn = m_.callee(c);
+      if (!fn)
+        return nodeError(c, "it calls @" + clipInput(g->name()) + ", which is not in the module");
       if (!fn->isPrimitive())
         return nodeError(c, "it calls @" + clipInput(fn->name()) +
                                 ", which is not a primitive expression function");

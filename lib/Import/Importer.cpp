@@ -38,9 +38,9 @@ std::optional<size_t> tensorItems(const Expr &body, llvm::ArrayRef<Var> params) 
 
 /// The value of a pnnx.Expression without operands whose expr is a
 /// literal (`expr=1`, `expr=False`), or null.
-const AttrValue *literalOperand(const Expr &e) {
+const AttrValue *literalOperand(const Expr &e, const llvm::StringMap<Function> &functions) {
   auto *c = llvm::dyn_cast<CallNode>(e.get());
-  auto *fn = c ? llvm::dyn_cast<FunctionNode>(c->callee().get()) : nullptr;
+  const FunctionNode *fn = c && c->global() ? functions.lookup(c->global()->name()).get() : nullptr;
   if (!fn || !fn->isPrimitive() || !fn->params().empty())
     return nullptr;
   auto *k = llvm::dyn_cast<ConstantNode>(fn->body().get());
@@ -51,7 +51,8 @@ const AttrValue *literalOperand(const Expr &e) {
 /// literal operands in the order of the TorchScript overload: (self, dim,
 /// descending) or (self, stable, dim, descending). Those with literals
 /// become a call of torch.sort with attributes; others stay as written.
-bool sortAsAttributes(std::vector<Expr> &inputs, Attrs &attrs) {
+bool sortAsAttributes(std::vector<Expr> &inputs, Attrs &attrs,
+                      const llvm::StringMap<Function> &functions) {
   const char *const plain[] = {"dim", "descending"};
   const char *const stable[] = {"stable", "dim", "descending"};
   llvm::ArrayRef<const char *> names;
@@ -63,7 +64,7 @@ bool sortAsAttributes(std::vector<Expr> &inputs, Attrs &attrs) {
     return false;
   Attrs a;
   for (size_t i = 0; i < names.size(); ++i) {
-    const AttrValue *v = literalOperand(inputs[i + 1]);
+    const AttrValue *v = literalOperand(inputs[i + 1], functions);
     if (!v || (names[i] == llvm::StringRef("dim") ? !v->isInt() : !v->isBool()))
       return false;
     a.set(names[i], *v);
@@ -244,6 +245,7 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
   std::vector<Expr> outputs;
   llvm::StringMap<unsigned> opNames;
   std::vector<Function> exprFunctions;
+  llvm::StringMap<Function> exprByName; // the same functions, by name
 
   for (const ParamOp &op : pf.ops) {
     auto [it, fresh] = opNames.try_emplace(op.name, op.line);
@@ -386,6 +388,7 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
           Function fn = make<const FunctionNode>(name, ps, item, Type(), /*primitive=*/true);
           fn->setLoc({op.line, 1});
           exprFunctions.push_back(fn);
+          exprByName[name] = fn;
           Call c = call(fn, inputs, Attrs(), {}, name);
           c->setLoc({op.line, 1});
           fields.push_back(c);
@@ -402,7 +405,8 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
       Function fn = make<const FunctionNode>(op.name, fparams, *body, *rt, /*primitive=*/true);
       fn->setLoc({op.line, 1});
       exprFunctions.push_back(fn);
-      callee = fn;
+      exprByName[op.name] = fn;
+      callee = globalVar(op.name);
     } else {
       callee = OpRegistry::global().getOrOpaque(op.type)->node();
     }
@@ -411,14 +415,14 @@ llvm::Expected<ModulePtr> Importer::run(const ParamFile &pf) {
     std::vector<ArgKey> keys;
     Attrs attrs;
     if (op.type == "aten::sort" && op.weights.empty() && op.params.empty() &&
-        sortAsAttributes(args, attrs)) {
+        sortAsAttributes(args, attrs, exprByName)) {
       callee = OpRegistry::global().lookup("torch.sort")->node();
       // The literals read by this call alone become attributes: their
       // functions leave the module, as an export would not write them.
       for (size_t i = 1; i < inputs.size(); ++i)
         if (readers.lookup(op.inputs[i]).count == llvm::count(op.inputs, op.inputs[i]))
           llvm::erase_if(exprFunctions, [&](const Function &f) {
-            return f.get() == llvm::cast<CallNode>(inputs[i].get())->callee().get();
+            return f->name() == llvm::cast<CallNode>(inputs[i].get())->calleeName();
           });
     }
     for (size_t i = 0; i < args.size(); ++i)

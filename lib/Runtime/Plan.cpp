@@ -130,7 +130,7 @@ llvm::Expected<std::shared_ptr<Plan>> Plan::build(ModulePtr m, const CompileOpti
   // Kernels made now share what they prepare from weights with the
   // model's other plans.
   WeightCache::Building sharing(p->weights.get());
-  auto schedule = buildSchedule(main, dataflowOrder(main), so);
+  auto schedule = buildSchedule(*p->module, dataflowOrder(main), so);
   if (!schedule)
     return schedule.takeError();
   p->schedule = std::move(*schedule);

@@ -76,14 +76,15 @@ public:
 
 class Scheduler {
 public:
-  Scheduler(const Function &main, const ScheduleOptions &opts)
-      : main_(main), opts_(opts), uses_(countUses(main)) {
+  Scheduler(const Module &m, const ScheduleOptions &opts)
+      : m_(m), main_(m.main()), opts_(opts), uses_(countUses(main_)) {
     kctx_.numThreads = opts.numThreads;
-    if (auto *t = llvm::dyn_cast<TupleNode>(main->body().get()))
+    kctx_.module = &m;
+    if (auto *t = llvm::dyn_cast<TupleNode>(main_->body().get()))
       for (const Expr &f : t->fields())
         mainOutputs_.insert(f.get());
     else
-      mainOutputs_.insert(main->body().get());
+      mainOutputs_.insert(main_->body().get());
   }
 
   llvm::Expected<Schedule> run(llvm::ArrayRef<Expr> order) {
@@ -129,7 +130,8 @@ private:
   bool absorbReader(const CallNode &c, std::unique_ptr<OpKernel> &kernel, const ScheduleStep &step,
                     llvm::ArrayRef<unsigned> outs);
 
-  const Function &main_;
+  const Module &m_;
+  Function main_;
   ScheduleOptions opts_;
   KernelBuildContext kctx_;
   llvm::DenseMap<const ExprNode *, unsigned> uses_;
@@ -183,7 +185,7 @@ std::optional<unsigned> Scheduler::valueOf(const Expr &e, const llvm::Twine &use
 
 llvm::Expected<std::unique_ptr<OpKernel>> Scheduler::bind(const CallNode &c) {
   bool empty = holdsNoElement(c.type());
-  if (auto *fn = llvm::dyn_cast<FunctionNode>(c.callee().get())) {
+  if (const FunctionNode *fn = m_.callee(c)) {
     if (empty)
       return std::make_unique<EmptyResultKernel>();
     return makeExprKernel(c, *fn, kctx_);
@@ -266,7 +268,7 @@ bool Scheduler::absorbReader(const CallNode &c, std::unique_ptr<OpKernel> &kerne
 
 void Scheduler::visit(const Expr &e) {
   const ExprNode *n = e.get();
-  if (llvm::isa<OpNode>(n) || llvm::isa<FunctionNode>(n) || llvm::isa<VarNode>(n) ||
+  if (llvm::isa<OpNode>(n) || llvm::isa<GlobalVarNode>(n) || llvm::isa<VarNode>(n) ||
       llvm::isa<ConstantNode>(n))
     return; // constants become values on first use (weights stay with their kernel)
   if (auto *t = llvm::dyn_cast<TupleNode>(n)) {
@@ -294,7 +296,7 @@ void Scheduler::visit(const Expr &e) {
     ids_[n] = {fields[g->index()]};
     return;
   }
-  if (auto items = listExpressionItems(*n)) {
+  if (auto items = listExpressionItems(*n, m_)) {
     // A list of operands computes nothing: it stands for its tensors, in
     // item order (Tensor.index's indices).
     auto *lc = llvm::cast<CallNode>(n);
@@ -314,19 +316,19 @@ void Scheduler::visit(const Expr &e) {
     return;
   }
   auto *c = llvm::cast<CallNode>(n);
-  if (auto *fn = llvm::dyn_cast<FunctionNode>(c->callee().get()); fn && fn->isFused())
+  if (const FunctionNode *fn = m_.callee(*c); fn && fn->isFused())
     return visitFused(*c, *fn);
   ScheduleStep step;
   step.op = clipInput(c->calleeName());
   step.name = c->name();
   step.loc = c->loc();
   if (opts_.countFlops)
-    step.flops = flopCount(*c);
-  bool isExpr = llvm::isa<FunctionNode>(c->callee().get());
+    step.flops = flopCount(*c, m_);
+  bool isExpr = c->global() != nullptr;
   for (size_t i = 0; i < c->numArgs(); ++i) {
     if (c->keys()[i].role == ArgRole::Weight && !isExpr)
       continue;
-    if (listExpressionItems(*c->arg(i))) {
+    if (listExpressionItems(*c->arg(i), m_)) {
       // Only Tensor.index reads a list operand (as its index tensors);
       // any other op would take the list's tensors for other operands.
       if (c->calleeName() != "Tensor.index") {
@@ -428,9 +430,9 @@ void Scheduler::visitFused(const CallNode &c, const FunctionNode &fn) {
 
 } // namespace
 
-llvm::Expected<Schedule> buildSchedule(const Function &main, llvm::ArrayRef<Expr> order,
+llvm::Expected<Schedule> buildSchedule(const Module &m, llvm::ArrayRef<Expr> order,
                                        const ScheduleOptions &opts) {
-  return Scheduler(main, opts).run(order);
+  return Scheduler(m, opts).run(order);
 }
 
 } // namespace kc::rt

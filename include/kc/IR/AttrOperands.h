@@ -28,12 +28,13 @@ bool hasAttrOperands(const CallNode &c);
 /// The value of `e` when the types and literals it reads determine it: a
 /// scalar literal, a small integer constant tensor, or a call of an
 /// expression function over `size(@i[, d])` of static operands, literals and
-/// scalar arithmetic (Python semantics). Nullopt otherwise.
-std::optional<AttrValue> staticValue(const Expr &e);
+/// scalar arithmetic (Python semantics). Nullopt otherwise. `m` holds the
+/// functions calls name.
+std::optional<AttrValue> staticValue(const Expr &e, const Module &m);
 
 /// `c` with every attribute operand turned into the attribute it gives;
 /// null when some operand's value is not known yet (see staticValue).
-Call bindAttrOperands(const CallNode &c);
+Call bindAttrOperands(const CallNode &c, const Module &m);
 
 /// True if some call of `m` has an attribute operand.
 bool hasAttrOperands(const Module &m);

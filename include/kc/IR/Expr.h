@@ -6,10 +6,11 @@
 ///
 ///  - Var:          a function parameter (model input, or `@N` of an expression)
 ///  - Constant:     a weight, a `pnnx.Attribute`, or a scalar literal
-///  - Call:         an Op or a Function applied to arguments, with attributes
+///  - Call:         an Op or a GlobalVar applied to arguments, with attributes
 ///  - Function:     parameters and a body; `main` and each primitive expression
 ///  - Tuple, TupleGetItem: several results
 ///  - Op:           a registered operator, the callee of a Call
+///  - GlobalVar:    a function of the module by name, the callee of a Call
 ///
 /// Nodes are immutable; rewrites build new nodes and share unchanged ones, so
 /// a graph is a DAG. The only mutable field is the checked type, which type
@@ -137,7 +138,7 @@ public:
     keys_.resize(args_.size());
   }
 
-  /// An OpNode or a FunctionNode.
+  /// An OpNode or a GlobalVarNode.
   const Expr &callee() const { return callee_; }
   llvm::ArrayRef<Expr> args() const { return args_; }
   const Expr &arg(size_t i) const { return args_[i]; }
@@ -151,6 +152,8 @@ public:
   const OpDef *opDef() const;
   /// The op name (`nn.Conv2d`) or the callee function's name.
   llvm::StringRef calleeName() const;
+  /// The callee if it is a function of the module (Module::callee finds it).
+  const GlobalVarNode *global() const;
   /// The argument bound to `key` (`$key` or `@key`), or null.
   const ExprNode *argByName(llvm::StringRef key) const;
   /// The weight (`@key`) constant, or null.
@@ -275,6 +278,21 @@ private:
 };
 using Op = Ref<const OpNode>;
 
+/// A function of the module named by a call, as TVM's GlobalVar: a call
+/// holds the name, the module holds the function, so replacing a function
+/// is one Module::add and every call of it sees the new one.
+class GlobalVarNode final : public ExprNode {
+public:
+  explicit GlobalVarNode(std::string name)
+      : ExprNode(NodeKind::GlobalVar), name_(std::move(name)) {}
+  const std::string &name() const { return name_; }
+  static bool classof(const Node *n) { return n->kind() == NodeKind::GlobalVar; }
+
+private:
+  std::string name_;
+};
+using GlobalVar = Ref<const GlobalVarNode>;
+
 //===----------------------------------------------------------------------===//
 // Construction helpers.
 
@@ -289,6 +307,10 @@ Call call(llvm::StringRef opName, llvm::ArrayRef<Expr> args, Attrs attrs = {},
 Call call(Expr callee, llvm::ArrayRef<Expr> args, Attrs attrs = {},
           llvm::ArrayRef<ArgKey> keys = {}, std::string name = {});
 Tuple tuple(llvm::ArrayRef<Expr> fields);
+GlobalVar globalVar(std::string name);
+/// A call of the module's function `f` (through a GlobalVar of its name).
+Call call(const Function &f, llvm::ArrayRef<Expr> args, Attrs attrs = {},
+          llvm::ArrayRef<ArgKey> keys = {}, std::string name = {});
 TupleGetItem tupleGetItem(Expr t, unsigned index);
 
 /// Copy-on-write rebuilders: return `c` itself when nothing changed (pointer

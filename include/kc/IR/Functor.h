@@ -140,6 +140,7 @@ public:
   void VisitExpr_(const TupleNode *op) override;
   void VisitExpr_(const TupleGetItemNode *op) override;
   void VisitExpr_(const OpNode *op) override;
+  void VisitExpr_(const GlobalVarNode *op) override;
 
 protected:
   /// How often each node was reached (a node is expanded on its first visit).
@@ -159,6 +160,7 @@ public:
   Expr VisitExpr_(const TupleNode *op) override;
   Expr VisitExpr_(const TupleGetItemNode *op) override;
   Expr VisitExpr_(const OpNode *op) override;
+  Expr VisitExpr_(const GlobalVarNode *op) override;
 
 protected:
   llvm::DenseMap<const ExprNode *, Expr> memo_;

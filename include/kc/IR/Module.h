@@ -2,9 +2,12 @@
 ///
 /// \file
 /// A Module holds named functions: `main` (the model graph) and the primitive
-/// functions of its expressions. Functions are kept in definition order; a
-/// function is defined before any function that calls it, so printing in
-/// order gives text that parses in one pass.
+/// functions of its expressions. Calls name functions through a GlobalVar;
+/// the module maps the name to the function, so a pass that rewrites a
+/// function replaces it with one `add` and every call sees the new one.
+/// Functions are kept in definition order; a function is defined before any
+/// function that calls it, so printing in order gives text that parses in
+/// one pass.
 ///
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -28,6 +31,8 @@ public:
   void add(Function f);
   bool remove(llvm::StringRef name);
   Function lookup(llvm::StringRef name) const;
+  /// The function a call calls, or null for an op call or an unknown name.
+  const FunctionNode *callee(const CallNode &c) const;
   Function main() const { return lookup("main"); }
   llvm::ArrayRef<Function> functions() const { return functions_; }
 
@@ -35,9 +40,8 @@ public:
   const std::string &sourceName() const { return sourceName_; }
   void setSourceName(std::string s) { sourceName_ = std::move(s); }
 
-  /// Installs a rewritten `main` and re-registers, by name, every function it
-  /// calls (a pass that rewrote an expression function through main's calls
-  /// thereby updates the module's copy too); drops functions no longer called.
+  /// Installs a rewritten `main` and drops the functions it no longer calls
+  /// (directly or indirectly); callers add new functions first.
   void setMain(Function newMain);
 
   /// Removes functions that `main` no longer calls (directly or indirectly).

@@ -26,6 +26,10 @@ namespace kc {
 /// Computes the result type of a call from its (already typed) arguments.
 /// Returns a null Type when it cannot tell (e.g. an argument type is unknown).
 using TypeRule = llvm::Expected<Type> (*)(const CallNode &call);
+class Module;
+/// A rule that also reads a function of the module a call's operand calls
+/// (Tensor.index's list of index tensors is a pnnx.Expression).
+using ModuleTypeRule = llvm::Expected<Type> (*)(const CallNode &call, const Module &m);
 
 /// An attribute of the op's schema: its name and default. The default's kind
 /// is the expected kind; None means "any kind".
@@ -91,6 +95,7 @@ public:
   OpDef &outputs(int n);
   OpDef &flags(OpFlags f);
   OpDef &typeRule(TypeRule rule);
+  OpDef &typeRule(ModuleTypeRule rule);
   /// Number of operands of an expression op (`add`: 2); -1 for "1 or more".
   OpDef &arity(int n);
   OpDef &activation(ActivationKind k);
@@ -117,6 +122,7 @@ public:
   /// The channel axis (see channelAxis(int)), or 0 when it has none.
   int channelAxis() const { return channelAxis_; }
   TypeRule getTypeRule() const { return typeRule_; }
+  ModuleTypeRule getModuleTypeRule() const { return moduleTypeRule_; }
 
   /// The shared Op node referring to this definition.
   const Op &node() const;
@@ -134,6 +140,7 @@ private:
   ActivationKind activation_ = ActivationKind::None;
   int channelAxis_ = 0;
   TypeRule typeRule_ = nullptr;
+  ModuleTypeRule moduleTypeRule_ = nullptr;
   mutable Op node_;
 };
 

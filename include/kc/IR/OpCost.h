@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "kc/IR/Expr.h"
+#include "kc/IR/Module.h"
 
 #include <optional>
 
@@ -20,8 +20,8 @@ class OpDef;
 
 /// FLOPs of `call` (an op, an expression function, or the sum over a fused
 /// group's calls), or nullopt when a type it needs is unknown or dynamic, or
-/// the op has no cost rule.
-std::optional<double> flopCount(const CallNode &call);
+/// the op has no cost rule. `m` holds the functions calls name.
+std::optional<double> flopCount(const CallNode &call, const Module &m);
 
 /// The FLOPs of two calls run as one, known when both are.
 inline std::optional<double> plusFlops(std::optional<double> a, std::optional<double> b) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include "kc/IR/Expr.h"
+#include "kc/IR/Module.h"
 #include "kc/IR/Op.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -100,6 +101,6 @@ uint64_t rpnLength(const Expr &body, const llvm::DenseMap<const ExprNode *, unsi
 /// program: for each item, the argument of the call it names, or -1 for a
 /// None. The interpreter passes such a list on as its tensors, in item
 /// order, Nones left out; it never runs as an expression.
-std::optional<std::vector<int>> listExpressionItems(const ExprNode &e);
+std::optional<std::vector<int>> listExpressionItems(const ExprNode &e, const Module &m);
 
 } // namespace kc

@@ -18,8 +18,11 @@ namespace kc {
 
 llvm::Error inferTypes(Module &m);
 
-/// The type of one call from its operands' types (null when unknown).
-llvm::Expected<Type> inferCallType(const CallNode &call);
+/// The type of one op call from its operands' types (null when unknown, and
+/// for a function call: inferTypes reads those from the module). `m` holds
+/// the functions that compute attribute operands (without it, those
+/// attributes, and so the type, are unknown).
+llvm::Expected<Type> inferCallType(const CallNode &call, const Module *m = nullptr);
 
 /// Combines a declared and an inferred type: the more precise of the two, or
 /// nullopt when they disagree.

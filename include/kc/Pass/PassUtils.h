@@ -14,11 +14,6 @@
 
 namespace kc {
 
-/// After a pass replaced functions in the module (by name), calls in `main`
-/// still refer to the old function nodes: point them at the module's current
-/// definitions.
-void rebindFunctionCalls(Module &m);
-
 /// Rewrites `main` with `mutate` (an ExprMutator-like callable taking and
 /// returning the body) and installs the result.
 template <typename F> void rewriteMain(Module &m, F &&mutate) {

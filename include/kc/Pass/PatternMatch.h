@@ -40,8 +40,8 @@ inline std::optional<double> scalarLiteral(const ExprNode *e) {
 
 /// The expression function (a primitive function with one parameter per
 /// operand) that call `c` runs, else null.
-inline const FunctionNode *expressionOf(const CallNode &c) {
-  auto *f = llvm::dyn_cast<FunctionNode>(c.callee().get());
+inline const FunctionNode *expressionOf(const CallNode &c, const Module &m) {
+  const FunctionNode *f = m.callee(c);
   return f && f->isPrimitive() && f->params().size() == c.numArgs() ? f : nullptr;
 }
 

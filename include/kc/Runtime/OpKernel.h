@@ -65,6 +65,9 @@ public:
 /// Information a factory gets besides the call.
 struct KernelBuildContext {
   int numThreads = 1;
+  /// The module whose functions calls name (Tensor.index reads its list of
+  /// index tensors from one).
+  const Module *module = nullptr;
 };
 
 /// Builds a kernel for `call`, or explains why it cannot (unsupported

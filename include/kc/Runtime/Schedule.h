@@ -74,9 +74,9 @@ struct ScheduleOptions {
   bool countFlops = false;
 };
 
-/// The schedule of `main`, whose body's nodes `order` lists with every
+/// The schedule of `m`'s main, whose body's nodes `order` lists with every
 /// operand before its readers.
-llvm::Expected<Schedule> buildSchedule(const Function &main, llvm::ArrayRef<Expr> order,
+llvm::Expected<Schedule> buildSchedule(const Module &m, llvm::ArrayRef<Expr> order,
                                        const ScheduleOptions &opts);
 
 /// The activation an op applies, if it is one a producer can fuse.

@@ -65,9 +65,9 @@ llvm::Expected<Type> gather(const CallNode &c) {
 /// x[i0, None, i1]: the index tensors (inside the list expression) broadcast
 /// to B, which replaces the indexed dims where they are adjacent and comes
 /// first otherwise (NumPy's rule); the dims after the list stay.
-llvm::Expected<Type> advancedIndex(const CallNode &c) {
+llvm::Expected<Type> advancedIndex(const CallNode &c, const Module &m) {
   const TensorTypeNode *in = dataType(c, 0);
-  auto items = c.numArgs() == 2 ? listExpressionItems(*c.arg(1)) : std::nullopt;
+  auto items = c.numArgs() == 2 ? listExpressionItems(*c.arg(1), m) : std::nullopt;
   if (!in)
     return Type();
   // Constant indices pnnx writes into the call itself (x[:, [0, 2]] as

@@ -453,13 +453,16 @@ namespace kc {
 
 bool hasCostRule(const OpDef &op) { return ruleFor(op) != nullptr; }
 
-std::optional<double> flopCount(const CallNode &call) {
-  if (auto *fn = llvm::dyn_cast<FunctionNode>(call.callee().get())) {
+std::optional<double> flopCount(const CallNode &call, const Module &m) {
+  if (call.global()) {
+    const FunctionNode *fn = m.callee(call);
+    if (!fn)
+      return std::nullopt;
     if (!fn->isPrimitive()) { // a fused group, or a graph: the sum of its calls
       std::optional<double> sum = 0.0;
       DataflowVisit(fn->body(), [&](const Expr &e) {
         if (auto *c = llvm::dyn_cast<CallNode>(e.get()))
-          sum = plusFlops(sum, flopCount(*c));
+          sum = plusFlops(sum, flopCount(*c, m));
       });
       return sum;
     }

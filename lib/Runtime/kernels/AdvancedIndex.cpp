@@ -108,10 +108,14 @@ public:
   size_t esize_ = 4;
 };
 
-llvm::Expected<std::unique_ptr<OpKernel>> makeIndex(const CallNode &c, const KernelBuildContext &) {
+llvm::Expected<std::unique_ptr<OpKernel>> makeIndex(const CallNode &c,
+                                                    const KernelBuildContext &ctx) {
+  if (!ctx.module)
+    return kernelError(c, "needs the module its list of index operands is a function of");
+  const Module &m = *ctx.module;
   const ExprNode *list = nullptr;
   for (size_t i = 0; i < c.numArgs(); ++i)
-    if (c.keys()[i].role != ArgRole::Weight && listExpressionItems(*c.arg(i)))
+    if (c.keys()[i].role != ArgRole::Weight && listExpressionItems(*c.arg(i), m))
       list = c.arg(i).get();
   if (c.numArgs() == 1 && c.attrs().has("expr"))
     return kernelError(c, "indices written into the call as constants (expr=" +
@@ -122,7 +126,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeIndex(const CallNode &c, const Ker
   auto s = staticShape(c, c.arg(0)->type());
   if (!s)
     return s.takeError();
-  auto items = *listExpressionItems(*list);
+  auto items = *listExpressionItems(*list, m);
   auto *lc = llvm::cast<CallNode>(list);
   auto k = std::make_unique<IndexKernel>();
   k->inShape_ = *s;
