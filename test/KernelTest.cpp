@@ -2273,3 +2273,37 @@ TEST_CASE("kernel: an op without a kernel fails to compile, naming the op") {
     CHECK_MESSAGE(msg.find("foo.Bar") != std::string::npos, msg);
   }
 }
+
+TEST_CASE("kernel: grouped nn.Conv2d on the direct loop, every stride, tails and activations") {
+  // Groups of at most 32 output channels run GroupedConv.cpp: input planes
+  // padded (and split into phases at a stride above 1), outputs flattened
+  // over the padded width. The shapes put a tile of 4 outputs partly past
+  // a group's end (OCg 6, 10), odd sizes at strides 2 and 3, dilation,
+  // no padding, batches, and regnet's and resnext's groups.
+  std::mt19937 rng(2718);
+  auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
+  auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  for (int threads : {1, 2}) {
+    std::string on = " on " + std::to_string(threads) + " thread(s)";
+    checkConv({1, 160, 14, 14, 160, 3, 1, 1, 1, 10, true}, rng, "regnet_x 14x14" + on, kAtol, kRtol,
+              threads);
+    checkConv({1, 64, 8, 8, 64, 3, 1, 1, 1, 8, false}, rng, "resnext 8 a group" + on, kAtol, kRtol,
+              threads);
+    checkConv({2, 24, 11, 9, 30, 3, 1, 2, 2, 3, true}, rng, "dilation 2, OCg 10, batch 2" + on,
+              kAtol, kRtol, threads);
+    checkConv({1, 64, 15, 13, 64, 3, 2, 1, 1, 8, false}, rng, "stride 2, odd plane" + on, kAtol,
+              kRtol, threads);
+    checkConv({1, 32, 7, 7, 40, 3, 2, 0, 1, 4, true}, rng, "stride 2, no padding" + on, kAtol,
+              kRtol, threads);
+    checkConv({1, 12, 17, 19, 18, 5, 3, 2, 1, 3, true}, rng, "5x5 stride 3, OCg 6" + on, kAtol,
+              kRtol, threads);
+    checkConv({2, 8, 9, 10, 12, 4, 2, 1, 2, 2, true}, rng, "4x4 stride 2 dilation 2" + on, kAtol,
+              kRtol, threads);
+    ConvSpec grouped{1, 48, 9, 11, 48, 3, 1, 1, 1, 3, true};
+    checkConvActivation(grouped, "nn.ReLU6", {}, relu6, rng, "stride 1 -> ReLU6" + on, kAtol, kRtol,
+                        threads);
+    ConvSpec grouped2{1, 48, 10, 11, 48, 3, 2, 1, 1, 6, true};
+    checkConvActivation(grouped2, "nn.SiLU", {}, silu, rng, "stride 2 -> SiLU" + on, kAtol, kRtol,
+                        threads);
+  }
+}

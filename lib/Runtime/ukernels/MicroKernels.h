@@ -115,6 +115,17 @@ using DepthwiseKxKFn = void (*)(const float *pad, int64_t PWt, float *dst, int64
                                 const DepthwiseShape &s, const float *k, float b,
                                 const DepthwiseEpilogue &e);
 
+/// Output channels per block of the grouped loop (its weights are packed
+/// in tiles of as many).
+constexpr int64_t kGroupedOutputs = 4;
+/// Output channels [0, outputs) of one group of a grouped layer, each a row
+/// of `ldo` positions (a multiple of groupedBlock): out[o·ldo + q] =
+/// Σ_t k[t][o] · in[offsets[t] + q] over the `taps` taps, the weights
+/// packed [outputs/kGroupedOutputs][taps][kGroupedOutputs]. Reads reach
+/// ldo − 1 past the largest offset.
+using GroupedConvFn = void (*)(const float *in, const int64_t *offsets, int64_t taps,
+                               const float *k, int64_t outputs, float *out, int64_t ldo);
+
 /// Winograd F(4x4, 3x3) input transform of one channel: tiles t in
 /// [0, T) of a zero-bordered plane (rows PWt apart, TW tiles a row, 8
 /// floats readable from every tile row) into v[p·vStride + t] for the 36
@@ -161,6 +172,9 @@ struct MicroKernels {
   DepthwisePad1Fn depthwisePad1[2];       ///< f32_dwconv3x3_pad1
   DepthwisePaddedFn depthwisePadded[2];   ///< f32_dwconv3x3_padded
   DepthwiseKxKFn depthwiseKxK[2];         ///< f32_dwconv_padded
+
+  GroupedConvFn groupedConv; ///< f32_gconv
+  int64_t groupedBlock;      ///< positions per block of groupedConv
 
   WinogradInputFn winogradInput;    ///< f32_winograd43_input
   WinogradOutputFn winogradOutput;  ///< f32_winograd43_output

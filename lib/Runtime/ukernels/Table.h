@@ -6,6 +6,7 @@
 #include "Epilogue.h"
 #include "GemmPanel.h"
 #include "GemmStrip.h"
+#include "GroupedConv.h"
 #include "MicroKernels.h"
 #include "RowReduce.h"
 #include "Winograd43.h"
@@ -49,6 +50,10 @@ template <class T> MicroKernels buildTable(const char *isa) {
   t.depthwisePadded[1] = &f32_dwconv3x3_padded<N, 2>;
   t.depthwiseKxK[0] = &f32_dwconv_padded<N, 1>;
   t.depthwiseKxK[1] = &f32_dwconv_padded<N, 2>;
+  // Four vectors of positions on 16 lanes (16 accumulators), two on 8.
+  constexpr int kGroupedBlocks = T::kLanes >= 16 ? 4 : 2;
+  t.groupedConv = &f32_gconv<T, kGroupedBlocks>;
+  t.groupedBlock = kGroupedBlocks * T::kLanes;
   t.winogradInput = &f32_winograd43_input<N>;
   t.winogradOutput = &f32_winograd43_output<N>;
   t.maxRowStride2 = &f32_maxpool_row_s2<N>;

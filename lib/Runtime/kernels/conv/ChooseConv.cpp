@@ -18,6 +18,9 @@
 //   the transformed filters pass 16 MiB, 16 tiles per plane.
 // - Depthwise layers run a direct loop per channel plane (3x3: masked
 //   loads in place where masks are fast, 16 lanes or 8 for short rows).
+// - Other grouped layers of at most 32 output channels a group and sums of
+//   at most 512 terms run a direct loop per group over padded (and, at a
+//   stride, phase-split) planes, without patches.
 // - Deep layers (K > 256, or at most 64 outputs per plane; at most 256
 //   outputs) run on the panel kernel over weights packed once.
 // - Other layers with at least 8 output channels per group run on the strip
@@ -58,6 +61,12 @@ constexpr int64_t kMinWinogradChannels = 16, kMinWinogradOutputs = 16, kMinWinog
 /// them. Its 256-channel layers (9.4 MB) on 10x12 planes stay faster on
 /// Winograd (1x3x160x192: 10.4 ms against 10.5 at a 1 MiB bound).
 constexpr int64_t kWinogradCachedFilters = 16 << 20, kMinWinogradTilesStreamed = 16;
+
+/// Grouped layers with at most this many output channels a group, and sums
+/// of at most this many terms, run the direct loop (GroupedConv.cpp): it
+/// reads each group's input once per 4 outputs and keeps the group's
+/// planes per thread, so wide and deep groups keep the GEMM kernels.
+constexpr int64_t kGroupedMaxOutputs = 32, kGroupedMaxDepth = 512;
 
 /// Deep layers (few outputs, long K) run on the panel kernel over weights
 /// packed once, where OpenBLAS would pack the large weight matrix again on
@@ -137,6 +146,9 @@ ConvChoice chooseConv(const ConvGeometry &g, const ConvContext &ctx) {
   } else if (g.depthwise()) {
     c.algo = ConvAlgo::Depthwise;
     c.depthwise = depthwiseLoop(g, ctx);
+  } else if (g.G > 1 && !g.pointwise() && g.OCg() <= kGroupedMaxOutputs &&
+             g.K() <= kGroupedMaxDepth && ctx.uks.groupedConv) {
+    c.algo = ConvAlgo::Grouped;
   } else if ((g.K() > kDeepK || outputs <= kPanelAnyDepthOutputs) && outputs <= kPanelMaxOutputs) {
     c.algo = ConvAlgo::PanelGemm;
   } else if (g.OCg() >= kMinStripOutputs) {
@@ -188,6 +200,7 @@ std::unique_ptr<OpKernel> makePlanarKernel(const ConvGeometry &g, ConvWeights w)
   ConvChoice c = chooseConv(g, ctx);
   switch (c.algo) {
   case ConvAlgo::Winograd: return makeWinogradConv(g, std::move(w));
+  case ConvAlgo::Grouped: return makeGroupedConv(g, std::move(w));
   case ConvAlgo::Depthwise: return makeDepthwiseConv(g, c, std::move(w));
   case ConvAlgo::PanelGemm: return makePanelConv(g, std::move(w));
   case ConvAlgo::StripGemm: return makeStripConv(g, c, std::move(w));
