@@ -37,43 +37,31 @@ const FunctionNode *Module::callee(const CallNode &c) const {
   return g ? lookup(g->name()).get() : nullptr;
 }
 
-/// `root` and the module's functions it calls, directly or through other
-/// functions, callees before callers.
-static std::vector<Function> calledFunctions(const Module &m, const Function &root) {
-  std::vector<Function> order;
+/// The names of `root` and of the module's functions it calls, directly or
+/// through other functions (an iterative walk: graphs may be deep).
+static llvm::StringSet<> reachableFunctions(const Module &m, const Function &root) {
+  llvm::StringSet<> names;
+  names.insert(root->name());
   llvm::DenseSet<const ExprNode *> seen;
-  llvm::StringSet<> placed;
-  // Post-order DFS with an explicit stack: (node, children pushed?). A
-  // function is entered from the calls of it, by name.
-  std::vector<std::pair<const ExprNode *, bool>> stack{{root.get(), false}};
+  std::vector<const ExprNode *> stack{root->body().get()};
   while (!stack.empty()) {
-    auto [e, expanded] = stack.back();
-    if (!e || (!expanded && !seen.insert(e).second)) {
-      stack.pop_back();
+    const ExprNode *e = stack.back();
+    stack.pop_back();
+    if (!e || !seen.insert(e).second)
       continue;
-    }
-    if (expanded) {
-      stack.pop_back();
-      if (auto *f = llvm::dyn_cast<FunctionNode>(e))
-        order.push_back(Function(f));
-      continue;
-    }
-    stack.back().second = true;
-    if (auto *f = llvm::dyn_cast<FunctionNode>(e)) {
-      stack.push_back({f->body().get(), false});
-    } else if (auto *c = llvm::dyn_cast<CallNode>(e)) {
+    if (auto *c = llvm::dyn_cast<CallNode>(e)) {
       for (auto &a : c->args())
-        stack.push_back({a.get(), false});
-      if (const FunctionNode *f = m.callee(*c); f && placed.insert(f->name()).second)
-        stack.push_back({f, false});
+        stack.push_back(a.get());
+      if (const FunctionNode *f = m.callee(*c); f && names.insert(f->name()).second)
+        stack.push_back(f->body().get());
     } else if (auto *t = llvm::dyn_cast<TupleNode>(e)) {
       for (auto &a : t->fields())
-        stack.push_back({a.get(), false});
+        stack.push_back(a.get());
     } else if (auto *g = llvm::dyn_cast<TupleGetItemNode>(e)) {
-      stack.push_back({g->tuple().get(), false});
+      stack.push_back(g->tuple().get());
     }
   }
-  return order;
+  return names;
 }
 
 void Module::setMain(Function newMain) {
@@ -85,9 +73,7 @@ void Module::removeUnreferencedFunctions() {
   Function m = main();
   if (!m)
     return;
-  llvm::StringSet<> used;
-  for (const Function &f : calledFunctions(*this, m))
-    used.insert(f->name());
+  llvm::StringSet<> used = reachableFunctions(*this, m);
   // Survivors keep their order (functions are added callees first); main,
   // which calls them all, goes last.
   std::vector<Function> kept;
