@@ -905,6 +905,19 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
                         out);
     expectClose(got, out, poolRef(in, x, out, 3, 2, 1, false, true), "avg include pad");
   }
+  SUBCASE("AvgPool2d 3x3 stride 1 (inception_v3's), both counts") {
+    Dims in{2, 3, 9, 10}, out{2, 3, 9, 10};
+    auto x = uniform(rng, count(in));
+    for (bool include : {true, false}) {
+      CAPTURE(include);
+      auto got = runOneOp(in, x,
+                          std::string("nn.AvgPool2d(%x) {ceil_mode=false, count_include_pad=") +
+                              (include ? "true" : "false") +
+                              ", kernel_size=[3,3], padding=[1,1], stride=[1,1]}",
+                          out);
+      expectClose(got, out, poolRef(in, x, out, 3, 1, 1, false, include), "avg stride 1");
+    }
+  }
   SUBCASE("MaxPool2d padding 1, ceil_mode") {
     // H=8: ceil((8+2-3)/2)+1 = 5; W=7: ceil((7+2-3)/2)+1 = 4.
     Dims in{2, 3, 8, 7}, out{2, 3, 5, 4};

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "../ukernels/MicroKernels.h"
 #include "CallInfo.h"
+#include "Copy.h"
 #include "Parallel.h"
 #include "PoolNd.h"
 
@@ -25,40 +26,90 @@ class PoolKernel final : public OpKernel {
 public:
   PoolKernel(PoolGeometry g, bool isMax, bool includePad, int64_t divisor)
       : g_(g), max_(isMax), includePad_(includePad), divisor_(divisor),
-        threads_(omp_get_max_threads()) {}
+        threads_(omp_get_max_threads()), columns_(columnCounts()) {}
 
-  /// Max pooling's row buffer, one per thread.
+  /// The row buffer, or at stride 1 the plane buffers, one per thread.
   size_t workspaceBytes() const override {
-    return max_ ? size_t(threads_) * size_t(perThreadFloats(rowLength())) * sizeof(float) : 0;
+    int64_t floats = planar() ? planeFloats() : rowLength();
+    return size_t(threads_) * size_t(perThreadFloats(floats)) * sizeof(float);
   }
 
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
-    const PoolGeometry &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
+    float *ws = static_cast<float *>(ctx.workspace);
+    if (planar())
+      return runPlanar(x, y, ws);
     if (max_)
-      return runMax(x, y, static_cast<float *>(ctx.workspace));
-    parallelFor(g.planes, g.planes * g.OH * g.OW > 16384, [&](int64_t p) {
-      const float *src = x + p * g.H * g.W;
-      float *dst = y + p * g.OH * g.OW;
-      for (int64_t oh = 0; oh < g.OH; ++oh)
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          int64_t h0 = oh * g.SH - g.PH, w0 = ow * g.SW - g.PW;
-          int64_t h1 = std::min(h0 + g.KH, g.H + g.PH), w1 = std::min(w0 + g.KW, g.W + g.PW);
-          int64_t poolSize = (h1 - h0) * (w1 - w0);
-          int64_t hs = std::max<int64_t>(h0, 0), ws = std::max<int64_t>(w0, 0);
-          int64_t he = std::min(h1, g.H), we = std::min(w1, g.W);
-          float sum = 0;
-          for (int64_t ih = hs; ih < he; ++ih)
-            for (int64_t iw = ws; iw < we; ++iw)
-              sum += src[ih * g.W + iw];
-          int64_t div = divisor_ > 0 ? divisor_ : includePad_ ? poolSize : (he - hs) * (we - ws);
-          dst[oh * g.OW + ow] = div > 0 ? sum / float(div) : 0.f;
-        }
-    });
+      return runMax(x, y, ws);
+    runAverage(x, y, ws);
   }
 
 private:
+  /// At stride 1 a plane at a time, flattened over its padded width so that
+  /// every pass is one long contiguous loop whatever the plane's size (rows
+  /// of 7 or 14 leave a vector loop mostly empty): the plane copied into a
+  /// buffer bordered with -inf (max) or 0 (average), its window rows
+  /// combined, then its window columns, then the outputs copied out (an
+  /// average divided by its window's count on the way).
+  bool planar() const { return g_.SH == 1 && g_.SW == 1; }
+  int64_t paddedW() const { return std::max(g_.W + g_.PW, g_.OW + (g_.KW - 1) * g_.DW); }
+  int64_t paddedH() const { return std::max(g_.H + g_.PH, g_.OH + (g_.KH - 1) * g_.DH); }
+  /// The padded plane and a row of border after it, the combined rows (a
+  /// row longer: the column pass reads past the last), the combined
+  /// columns.
+  int64_t planeFloats() const {
+    const int64_t PWt = paddedW();
+    return (paddedH() + 1) * PWt + 2 * (g_.OH + 1) * PWt;
+  }
+
+  void runPlanar(const float *x, float *y, float *buffers) const {
+    const PoolGeometry &g = g_;
+    const int64_t PWt = paddedW(), region = perThreadFloats(planeFloats());
+    const int64_t padFloats = (paddedH() + 1) * PWt, Q = g.OH * PWt;
+    const float border = max_ ? -INFINITY : 0.f;
+    parallelRegion(g.planes * g.OH * g.OW * g.KH * g.KW > 65536, threads_, [&] {
+      float *pad = buffers + omp_get_thread_num() * region;
+      float *rows = pad + padFloats, *cols = rows + Q + PWt;
+      // Only the input's window is ever written: the border stays.
+      std::fill(pad, pad + padFloats, border);
+#pragma omp for
+      for (int64_t p = 0; p < g.planes; ++p) {
+        copyRows(pad + g.PH * PWt + g.PW, PWt, x + p * g.H * g.W, g.W, g.H, g.W);
+        combine(pad, PWt * g.DH, g.KH, rows, Q + PWt);
+        combine(rows, g.DW, g.KW, cols, Q);
+        float *dst = y + p * g.OH * g.OW;
+        if (max_) {
+          copyRows(dst, g.OW, cols, PWt, g.OH, g.OW);
+          continue;
+        }
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t h0 = oh - g.PH, h1 = std::min(h0 + g.KH, g.H + g.PH);
+          const int64_t rowsIn =
+              includePad_ ? h1 - h0 : std::min(h1, g.H) - std::max<int64_t>(h0, 0);
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            int64_t div = divisor_ > 0 ? divisor_ : rowsIn * columns_[size_t(ow)];
+            dst[oh * g.OW + ow] = div > 0 ? cols[oh * PWt + ow] / float(div) : 0.f;
+          }
+        }
+      }
+    });
+  }
+
+  /// out[q] = the max (or sum) of in[q + k·step] over k < taps, q < n.
+  void combine(const float *in, int64_t step, int64_t taps, float *out, int64_t n) const {
+    std::copy(in, in + n, out);
+    for (int64_t k = 1; k < taps; ++k) {
+      const float *src = in + k * step;
+      if (max_)
+        for (int64_t q = 0; q < n; ++q)
+          out[q] = maxNaN(out[q], src[q]);
+      else
+        for (int64_t q = 0; q < n; ++q)
+          out[q] += src[q];
+    }
+  }
+
   /// Max pooling, one output row at a time, in two passes: the window's
   /// input rows are reduced into one row (contiguous, vectorized), which is
   /// laid in a buffer bordered with -inf so that the pass along the row
@@ -98,6 +149,64 @@ private:
     });
   }
 
+  /// Average pooling the same way: the window's rows summed into a row
+  /// bordered with zeros, then the sums along it, then each divided by
+  /// its window's count (the rows' part times the columns' part).
+  void runAverage(const float *x, float *y, float *buffers) const {
+    const PoolGeometry &g = g_;
+    const int64_t length = rowLength();
+    parallelRegion(g.planes * g.OH * g.OW * g.KH * g.KW > 65536, threads_, [&] {
+      float *t = buffers + omp_get_thread_num() * perThreadFloats(length);
+      std::fill(t, t + length, 0.f);
+#pragma omp for
+      for (int64_t p = 0; p < g.planes; ++p) {
+        const float *src = x + p * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t h0 = oh * g.SH - g.PH, h1 = std::min(h0 + g.KH, g.H + g.PH);
+          const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h1, g.H);
+          float *mid = t + g.PW;
+          std::fill(mid, mid + g.W, 0.f);
+          for (int64_t ih = hs; ih < he; ++ih) {
+            const float *in = src + ih * g.W;
+            for (int64_t i = 0; i < g.W; ++i)
+              mid[i] += in[i];
+          }
+          float *row = y + (p * g.OH + oh) * g.OW;
+          sumAlongRow(t, row);
+          const int64_t rows = includePad_ ? h1 - h0 : he - hs;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            int64_t div = divisor_ > 0 ? divisor_ : rows * columns_[size_t(ow)];
+            row[ow] = div > 0 ? row[ow] / float(div) : 0.f;
+          }
+        }
+      }
+    });
+  }
+
+  /// row[ow] = the sum over kw of t[ow*SW + kw*DW].
+  void sumAlongRow(const float *t, float *row) const {
+    const PoolGeometry &g = g_;
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      const float *q = t + ow * g.SW;
+      float sum = q[0];
+      for (int64_t kw = 1; kw < g.KW; ++kw)
+        sum += q[kw * g.DW];
+      row[ow] = sum;
+    }
+  }
+
+  /// Average pooling's count of columns under each output's window:
+  /// clipped to the padded input (count_include_pad) or to the input.
+  std::vector<int64_t> columnCounts() const {
+    const PoolGeometry &g = g_;
+    std::vector<int64_t> c(size_t(std::max<int64_t>(g.OW, 0)));
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      int64_t w0 = ow * g.SW - g.PW, w1 = std::min(w0 + g.KW, g.W + g.PW);
+      c[size_t(ow)] = includePad_ ? w1 - w0 : std::min(w1, g.W) - std::max<int64_t>(w0, 0);
+    }
+    return c;
+  }
+
   /// Floats of max pooling's row buffer: input column iw is at iw + PW; the
   /// strided pass reads up to 18 floats from its last output's window start.
   int64_t rowLength() const {
@@ -127,7 +236,8 @@ private:
   PoolGeometry g_;
   bool max_, includePad_;
   int64_t divisor_;
-  int threads_; ///< threads the workspace holds row buffers for
+  int threads_;                  ///< threads the workspace holds row buffers for
+  std::vector<int64_t> columns_; ///< average pooling: columnCounts()
 };
 
 template <bool IsMax>
