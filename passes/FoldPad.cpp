@@ -4,13 +4,18 @@
 //   %2 = nn.Conv3d(%1) {padding=[0,0,0], ...}  ⇒
 //
 // pnnx folds a symmetric pad into the 1-d and 2-d convolution after it,
-// but leaves it before a 3-d convolution and before pools. A convolution
-// (padding_mode zeros) and an average pool that counts the padding take a
-// pad of zeros; a max pool takes a pad of -inf (what it pads with). The
-// pad must be read by nothing else, pad only the window's spatial dims,
-// the same amount on both sides of each; a pool must not use ceil_mode
-// (its last window would then differ) nor return indices (they would
-// count the pad), and the padding must stay within what PyTorch allows
+// but leaves it before a 3-d convolution, before pools, and wherever it
+// pads one side more (TensorFlow's "same" at a stride: F.pad(x, (0,1,0,1))
+// before a stride-2 convolution). A convolution (padding_mode zeros) and
+// an average pool that counts the padding take a pad of zeros; a max pool
+// takes a pad of -inf (what it pads with). The pad must be read by nothing
+// else and pad only the window's spatial dims. A convolution takes any
+// amounts, written as (before, after) pairs where they differ (the kernels
+// pad before and take the output size from the type, which covers the
+// padding after; the exporter writes such a pad back as F.pad). A pool
+// takes the same amount on both sides of each dim, and must not use
+// ceil_mode (its last window would then differ) nor return indices (they
+// would count the pad). The padding must stay within what PyTorch allows
 // the op (kc/IR/WindowAttrs.h).
 //
 //===----------------------------------------------------------------------===//
@@ -86,16 +91,23 @@ public:
         llvm::consumeError(window.takeError());
         return nullptr;
       }
-      if (!window->symmetricPadding() || window->paddingMode != "zeros" ||
+      if (window->paddingMode != "zeros" ||
           (w->op == WindowOp::Pool && (window->ceilMode || !window->zeroPadding())))
         return nullptr;
       // F.pad's pairs run from the last dim backwards.
-      std::vector<int64_t> padding = window->padBefore;
+      std::vector<int64_t> before = window->padBefore, after = window->padAfter;
       for (size_t i = 0; i < p->pairs.size() / 2; ++i) {
-        int64_t before = p->pairs[2 * i], after = p->pairs[2 * i + 1];
-        if (before != after || before < 0)
+        if (p->pairs[2 * i] < 0 || p->pairs[2 * i + 1] < 0)
           return nullptr;
-        padding[w->rank - 1 - i] += before;
+        before[w->rank - 1 - i] += p->pairs[2 * i], after[w->rank - 1 - i] += p->pairs[2 * i + 1];
+      }
+      std::vector<int64_t> padding = before;
+      if (before != after) {
+        if (w->op != WindowOp::Conv)
+          return nullptr;
+        padding.clear();
+        for (size_t i = w->rank; i-- > 0;)
+          padding.push_back(before[i]), padding.push_back(after[i]);
       }
       Attrs attrs = pre.attrs();
       attrs.set("padding", AttrValue::intList(padding));

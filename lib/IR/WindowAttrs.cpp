@@ -80,10 +80,9 @@ llvm::Expected<WindowAttrs> WindowAttrs::from(const CallNode &c, size_t n, Windo
     }
   } else {
     std::vector<int64_t> p = c.attrs().getInts("padding");
-    if (op == WindowOp::Conv && n > 0 && p.size() == 2 * n &&
-        c.attrs().getString("padding_mode", "zeros") != "zeros") {
-      // F.pad's (before, after) pairs, last dim first, as pnnx writes the
-      // padding of a padding_mode.
+    if (op == WindowOp::Conv && n > 0 && p.size() == 2 * n) {
+      // F.pad's (before, after) pairs, last dim first: pnnx writes the
+      // padding of a padding_mode so, fold-pad an uneven zero padding.
       w.padBefore = w.padAfter = zeros;
       for (size_t i = 0; i < n; ++i)
         w.padBefore[i] = p[2 * (n - 1 - i)], w.padAfter[i] = p[2 * (n - 1 - i) + 1];

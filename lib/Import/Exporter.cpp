@@ -573,11 +573,63 @@ private:
   std::string missingWeight_;
 };
 
+/// A convolution whose zero padding differs before and after (fold-pad
+/// writes (before, after) pairs, which PyTorch's convolutions do not take)
+/// as the F.pad it came from and the convolution without padding.
+class UnfoldPadPairs final : public MixedModeMutator {
+public:
+  using MixedModeMutator::Rewrite_;
+  Expr Rewrite_(const CallNode *pre, const Expr &post) override {
+    auto *c = llvm::cast<CallNode>(post.get());
+    const OpDef *d = c->opDef();
+    const AttrValue *padding = c->attrs().find("padding");
+    llvm::StringRef op = d ? d->name() : "";
+    if (!padding || !padding->isIntList() || op.contains("Transpose") || op.contains("transpose") ||
+        !(op.startswith("nn.Conv") || op.startswith("F.conv")) ||
+        c->attrs().getString("padding_mode", "zeros") != "zeros")
+      return post;
+    size_t at = 0;
+    while (at < c->numArgs() && c->keys()[at].role == ArgRole::Weight)
+      ++at;
+    const ExprNode *x = pre->dataArg(0);
+    auto *in = x ? llvm::dyn_cast_or_null<TensorTypeNode>(x->type().get()) : nullptr;
+    std::vector<int64_t> pairs = padding->asIntVector();
+    if (!in || in->rank() < 3 || pairs.size() != 2 * (in->rank() - 2) || at == c->numArgs())
+      return post;
+    size_t n = in->rank() - 2;
+    std::vector<int64_t> dims(in->dims().begin(), in->dims().end());
+    for (size_t j = 0; j < n; ++j)
+      if (dims[2 + n - 1 - j] >= 0)
+        dims[2 + n - 1 - j] += pairs[2 * j] + pairs[2 * j + 1];
+    Call pad = call("F.pad", {c->arg(at)},
+                    Attrs{{"mode", AttrValue::string("constant")},
+                          {"pad", AttrValue::intList(pairs)},
+                          {"value", AttrValue::real(0.0)}});
+    pad->setType(tensorType(in->dtype(), dims));
+    pad->setLoc(c->loc());
+    std::vector<Expr> args(c->args().begin(), c->args().end());
+    args[at] = pad;
+    Attrs attrs = c->attrs();
+    attrs.set("padding", AttrValue::intList(std::vector<int64_t>(n, 0)));
+    Call conv = call(c->callee(), args, std::move(attrs), c->keys(), c->name());
+    conv->setType(c->type() ? c->type() : pre->type());
+    conv->setLoc(c->loc());
+    return conv;
+  }
+};
+
 } // namespace
 
 llvm::Expected<ExportedPnnx> exportPnnx(const Module &m) {
-  // PNNX has no fused groups: each is written as its calls.
+  // PNNX has no fused groups: each is written as its calls; nor uneven
+  // zero padding in a convolution: it is written as the pad.
   ModulePtr flat = inlineFusedCalls(m);
+  if (Function main = flat->main()) {
+    UnfoldPadPairs unfold;
+    Expr body = unfold.Mutate(main->body());
+    if (body.get() != main->body().get())
+      flat->add(withBody(main, main->params(), body));
+  }
   return PnnxWriter(*flat).run();
 }
 

@@ -456,6 +456,22 @@ case("hand_layer_norm_2d", lambda: Fn(hand_layer_norm_2d, w=torch.rand(7, 8) + 0
 # the pad, a max pool after a pad of -inf.
 case("pad_conv3d", lambda: Fn(lambda m, x: m.c(F.pad(x, (1, 1, 2, 2, 1, 1))), c=nn.Conv3d(4, 3, 3)),
      [C3], ["F.pad", "nn.Conv3d"])
+# Uneven pads pnnx leaves before a convolution (TensorFlow's "same" at a
+# stride pads one more after): fold-pad writes them as (before, after)
+# pairs of the convolution's padding, on the strip, depthwise, grouped and
+# 1-d paths.
+case("pad_conv2d_asym", lambda: Fn(lambda m, x: m.c(F.pad(x, (0, 1, 0, 1))),
+                                   c=nn.Conv2d(4, 8, 3, stride=2)), [f32(1, 4, 9, 10)],
+     ["F.pad", "nn.Conv2d"])
+case("pad_conv2d_asym_depthwise", lambda: Fn(lambda m, x: m.c(F.pad(x, (1, 2, 0, 1))),
+                                             c=nn.Conv2d(4, 4, 3, stride=2, groups=4)),
+     [f32(1, 4, 9, 10)], ["F.pad", "nn.Conv2d"])
+case("pad_conv2d_asym_grouped", lambda: Fn(lambda m, x: m.c(F.pad(x, (2, 0, 1, 2))),
+                                           c=nn.Conv2d(8, 8, 3, padding=1, groups=2)),
+     [f32(1, 8, 7, 9)], ["F.pad", "nn.Conv2d"])
+case("pad_conv1d_asym", lambda: Fn(lambda m, x: m.c(F.pad(x, (2, 1))),
+                                   c=nn.Conv1d(4, 6, 4, padding=1)), [C1],
+     ["F.pad", "nn.Conv1d"])
 case("pad_avg_pool2d", lambda: Fn(lambda x: F.avg_pool2d(F.pad(x, (1, 1, 1, 1)), 3, stride=2)),
      [C2], ["F.pad", "F.avg_pool2d"])
 case("pad_max_pool2d", lambda: Fn(lambda x: F.max_pool2d(F.pad(x, (1, 1, 1, 1), value=float("-inf")),

@@ -30,8 +30,10 @@ struct WindowAttrs {
   /// One entry per spatial dim, first spatial dim first.
   std::vector<int64_t> kernel, stride, dilation, outputPadding;
   /// The padding before and after each spatial dim: `padding="same"`
-  /// resolved as PyTorch does (the odd unit after), or F.pad-style
-  /// (before, after) pairs, which pnnx writes for some padding modes.
+  /// resolved as PyTorch does (the odd unit after), or a convolution's
+  /// F.pad-style (before, after) pairs, last dim first: pnnx writes them
+  /// for the padding modes, and fold-pad for an uneven zero padding (the
+  /// exporter writes that one back as F.pad).
   std::vector<int64_t> padBefore, padAfter;
   /// A convolution's padding_mode: `zeros`, or the F.pad mode
   /// (`reflect`, `replicate`, `circular`) applied before convolving.
