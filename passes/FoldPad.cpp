@@ -40,17 +40,15 @@ struct Window {
 
 std::optional<Window> windowOf(const CallNode &c) {
   const OpDef *d = c.opDef();
-  if (!d)
+  const std::optional<WindowSpec> &w = d ? d->window() : std::nullopt;
+  if (!w)
     return std::nullopt;
-  llvm::StringRef name = d->name();
-  size_t rank = name.endswith("3d") ? 3 : name.endswith("2d") ? 2 : name.endswith("1d") ? 1 : 0;
-  if (!rank)
-    return std::nullopt;
-  if (name.startswith("nn.Conv") && !name.contains("Transpose"))
+  size_t rank = size_t(w->rank);
+  if (w->op == WindowOp::Conv && !d->weights().empty()) // not F.conv*: weights as operands
     return Window{WindowOp::Conv, rank, 0.0};
-  if (name.startswith("nn.AvgPool") && c.attrs().getBool("count_include_pad", true))
+  if (w->pool == PoolKind::Average && c.attrs().getBool("count_include_pad", true))
     return Window{WindowOp::Pool, rank, 0.0};
-  if (name.startswith("nn.MaxPool") && !c.attrs().getBool("return_indices", false))
+  if (w->pool == PoolKind::Max && !c.attrs().getBool("return_indices", false))
     return Window{WindowOp::Pool, rank, -INFINITY};
   return std::nullopt;
 }

@@ -52,6 +52,10 @@ OpDef &OpDef::activation(ActivationKind k) {
   return *this;
 }
 
+OpDef &OpDef::window(WindowOp op, int rank, PoolKind pool) {
+  window_ = WindowSpec{op, rank, pool};
+  return *this;
+}
 OpDef &OpDef::channelAxis(int axis) {
   channelAxis_ = axis;
   return *this;

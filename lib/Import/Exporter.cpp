@@ -583,10 +583,8 @@ public:
     auto *c = llvm::cast<CallNode>(post.get());
     const OpDef *d = c->opDef();
     const AttrValue *padding = c->attrs().find("padding");
-    llvm::StringRef op = d ? d->name() : "";
-    if (!padding || !padding->isIntList() || op.contains("Transpose") || op.contains("transpose") ||
-        !(op.startswith("nn.Conv") || op.startswith("F.conv")) ||
-        c->attrs().getString("padding_mode", "zeros") != "zeros")
+    if (!d || !d->window() || d->window()->op != WindowOp::Conv || !padding ||
+        !padding->isIntList() || c->attrs().getString("padding_mode", "zeros") != "zeros")
       return post;
     size_t at = 0;
     while (at < c->numArgs() && c->keys()[at].role == ArgRole::Weight)

@@ -18,6 +18,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,18 @@ enum class ActivationKind : uint8_t {
 };
 inline bool any(OpFlags a, OpFlags b) { return (uint32_t(a) & uint32_t(b)) != 0; }
 
+/// What slides a window over an op's spatial dims; the defaults and the
+/// output-size rule differ (kc/IR/WindowAttrs.h reads the attributes).
+enum class WindowOp : uint8_t { Conv, ConvTranspose, Pool };
+/// How a pool reduces its window (None for convolutions).
+enum class PoolKind : uint8_t { None, Max, Average };
+/// A window op's kind and number of spatial dims, an op's trait.
+struct WindowSpec {
+  WindowOp op;
+  int rank;
+  PoolKind pool = PoolKind::None;
+};
+
 class OpDef {
 public:
   explicit OpDef(std::string name) : name_(std::move(name)) {}
@@ -103,6 +116,8 @@ public:
   /// `weight` (plus `bias`): a per-channel scale and shift after the op
   /// folds into them. Convolutions: 1; linear layers: -1 (the last).
   OpDef &channelAxis(int axis);
+  /// The op slides a window over its last `rank` dims.
+  OpDef &window(WindowOp op, int rank, PoolKind pool = PoolKind::None);
 
   const std::string &name() const { return name_; }
   llvm::ArrayRef<std::string> aliases() const { return aliases_; }
@@ -121,6 +136,8 @@ public:
   ActivationKind activation() const { return activation_; }
   /// The channel axis (see channelAxis(int)), or 0 when it has none.
   int channelAxis() const { return channelAxis_; }
+  /// The window the op slides, if it is a convolution or pool.
+  const std::optional<WindowSpec> &window() const { return window_; }
   TypeRule getTypeRule() const { return typeRule_; }
   ModuleTypeRule getModuleTypeRule() const { return moduleTypeRule_; }
 
@@ -139,6 +156,7 @@ private:
   OpFlags flags_ = OpFlags::None;
   ActivationKind activation_ = ActivationKind::None;
   int channelAxis_ = 0;
+  std::optional<WindowSpec> window_;
   TypeRule typeRule_ = nullptr;
   ModuleTypeRule moduleTypeRule_ = nullptr;
   mutable Op node_;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "kc/IR/Expr.h"
+#include "kc/IR/Op.h"
 
 #include "llvm/Support/Error.h"
 
@@ -21,9 +22,6 @@
 #include <vector>
 
 namespace kc {
-
-/// What slides the window; the defaults and the output-size rule differ.
-enum class WindowOp : uint8_t { Conv, ConvTranspose, Pool };
 
 struct WindowAttrs {
   WindowOp op = WindowOp::Conv;

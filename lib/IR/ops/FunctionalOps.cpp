@@ -86,7 +86,7 @@ llvm::Expected<Type> linear(const CallNode &c) {
 
 const OpFlags kPure = OpFlags::Pure;
 
-#define KC_FCONV(ID, NAME, RULE)                                                                   \
+#define KC_FCONV(ID, NAME, RULE, OP, RANK)                                                         \
   KC_REGISTER_OP(ID, NAME)                                                                         \
       .describe("convolution with the weight (and bias) as operands")                              \
       .input("input")                                                                              \
@@ -98,13 +98,14 @@ const OpFlags kPure = OpFlags::Pure;
       .attr("groups", AttrValue::integer(1))                                                       \
       .attr("output_padding", AttrValue())                                                         \
       .flags(kPure | OpFlags::Variadic | OpFlags::FusesActivation)                                 \
+      .window(WindowOp::OP, RANK)                                                                  \
       .typeRule(RULE)
-KC_FCONV(fconv1d_, "F.conv1d", conv1d);
-KC_FCONV(fconv2d_, "F.conv2d", conv2d);
-KC_FCONV(fconv3d_, "F.conv3d", conv3d);
-KC_FCONV(fconvt1d_, "F.conv_transpose1d", convT1d);
-KC_FCONV(fconvt2d_, "F.conv_transpose2d", convT2d);
-KC_FCONV(fconvt3d_, "F.conv_transpose3d", convT3d);
+KC_FCONV(fconv1d_, "F.conv1d", conv1d, Conv, 1);
+KC_FCONV(fconv2d_, "F.conv2d", conv2d, Conv, 2);
+KC_FCONV(fconv3d_, "F.conv3d", conv3d, Conv, 3);
+KC_FCONV(fconvt1d_, "F.conv_transpose1d", convT1d, ConvTranspose, 1);
+KC_FCONV(fconvt2d_, "F.conv_transpose2d", convT2d, ConvTranspose, 2);
+KC_FCONV(fconvt3d_, "F.conv_transpose3d", convT3d, ConvTranspose, 3);
 
 KC_REGISTER_OP(flinear_, "F.linear")
     .describe("x Wᵀ + b with W (and b) as operands")

@@ -361,7 +361,7 @@ llvm::Expected<Type> pad(const CallNode &c) {
 const OpFlags kAct = OpFlags::Pure | OpFlags::Elementwise;
 
 // Convolutions.
-#define KC_CONV(ID, NAME, RULE, TRANSPOSED)                                                        \
+#define KC_CONV(ID, NAME, RULE, TRANSPOSED, RANK)                                                  \
   KC_REGISTER_OP(ID, NAME)                                                                         \
       .describe("convolution (torch." NAME ")")                                                    \
       .input("input")                                                                              \
@@ -378,15 +378,16 @@ const OpFlags kAct = OpFlags::Pure | OpFlags::Elementwise;
       .attr(TRANSPOSED ? "output_padding" : "padding_mode",                                        \
             TRANSPOSED ? ints({0}) : AttrValue::string("zeros"))                                   \
       .flags(OpFlags::Pure | OpFlags::FusesActivation)                                             \
+      .window(TRANSPOSED ? WindowOp::ConvTranspose : WindowOp::Conv, RANK)                         \
       .typeRule(RULE)
 // Their weights' rows are their output channels (dim 1), so batch
 // normalization after them folds into weight and bias.
-KC_CONV(conv1d_, "nn.Conv1d", conv1d, false).channelAxis(1);
-KC_CONV(conv2d_, "nn.Conv2d", conv2d, false).channelAxis(1);
-KC_CONV(conv3d_, "nn.Conv3d", conv3d, false);
-KC_CONV(convt1d_, "nn.ConvTranspose1d", convT1d, true);
-KC_CONV(convt2d_, "nn.ConvTranspose2d", convT2d, true);
-KC_CONV(convt3d_, "nn.ConvTranspose3d", convT3d, true);
+KC_CONV(conv1d_, "nn.Conv1d", conv1d, false, 1).channelAxis(1);
+KC_CONV(conv2d_, "nn.Conv2d", conv2d, false, 2).channelAxis(1);
+KC_CONV(conv3d_, "nn.Conv3d", conv3d, false, 3);
+KC_CONV(convt1d_, "nn.ConvTranspose1d", convT1d, true, 1);
+KC_CONV(convt2d_, "nn.ConvTranspose2d", convT2d, true, 2);
+KC_CONV(convt3d_, "nn.ConvTranspose3d", convT3d, true, 3);
 
 KC_REGISTER_OP(linear_, "nn.Linear")
     .describe("y = x Wᵀ + b")
@@ -458,7 +459,7 @@ KC_INSTNORM(instnorm2d_, "nn.InstanceNorm2d");
 KC_INSTNORM(instnorm3d_, "nn.InstanceNorm3d");
 
 // Pooling.
-#define KC_POOL(ID, NAME, RULE, DOC)                                                               \
+#define KC_POOL(ID, NAME, RULE, DOC, RANK, KIND)                                                   \
   KC_REGISTER_OP(ID, NAME)                                                                         \
       .describe(DOC)                                                                               \
       .input("input")                                                                              \
@@ -471,13 +472,20 @@ KC_INSTNORM(instnorm3d_, "nn.InstanceNorm3d");
       .attr("count_include_pad", AttrValue::boolean(true))                                         \
       .attr("divisor_override", AttrValue())                                                       \
       .flags(OpFlags::Pure)                                                                        \
+      .window(WindowOp::Pool, RANK, PoolKind::KIND)                                                \
       .typeRule(RULE)
-KC_POOL(maxpool1d_, "nn.MaxPool1d", pool1d, "max pooling").alias("F.max_pool1d").outputs(-1);
-KC_POOL(maxpool2d_, "nn.MaxPool2d", pool2d, "max pooling").alias("F.max_pool2d").outputs(-1);
-KC_POOL(maxpool3d_, "nn.MaxPool3d", pool3d, "max pooling").alias("F.max_pool3d").outputs(-1);
-KC_POOL(avgpool1d_, "nn.AvgPool1d", pool1d, "average pooling").alias("F.avg_pool1d");
-KC_POOL(avgpool2d_, "nn.AvgPool2d", pool2d, "average pooling").alias("F.avg_pool2d");
-KC_POOL(avgpool3d_, "nn.AvgPool3d", pool3d, "average pooling").alias("F.avg_pool3d");
+KC_POOL(maxpool1d_, "nn.MaxPool1d", pool1d, "max pooling", 1, Max)
+    .alias("F.max_pool1d")
+    .outputs(-1);
+KC_POOL(maxpool2d_, "nn.MaxPool2d", pool2d, "max pooling", 2, Max)
+    .alias("F.max_pool2d")
+    .outputs(-1);
+KC_POOL(maxpool3d_, "nn.MaxPool3d", pool3d, "max pooling", 3, Max)
+    .alias("F.max_pool3d")
+    .outputs(-1);
+KC_POOL(avgpool1d_, "nn.AvgPool1d", pool1d, "average pooling", 1, Average).alias("F.avg_pool1d");
+KC_POOL(avgpool2d_, "nn.AvgPool2d", pool2d, "average pooling", 2, Average).alias("F.avg_pool2d");
+KC_POOL(avgpool3d_, "nn.AvgPool3d", pool3d, "average pooling", 3, Average).alias("F.avg_pool3d");
 
 #define KC_ADAPTIVE(ID, NAME, ALIAS, RULE, DOC)                                                    \
   KC_REGISTER_OP(ID, NAME)                                                                         \

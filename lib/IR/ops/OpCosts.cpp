@@ -227,11 +227,10 @@ std::optional<double> statNorm(const CallNode &c) {
 /// division per output for the average.
 template <bool Average> std::optional<double> pool(const CallNode &c) {
   auto n = outCount(c);
-  llvm::StringRef op = c.calleeName();
-  size_t spatial = op.endswith("3d") ? 3 : op.endswith("2d") ? 2 : 1;
-  if (!n)
+  const OpDef *d = c.opDef();
+  if (!n || !d || !d->window())
     return std::nullopt;
-  auto w = WindowAttrs::from(c, spatial, WindowOp::Pool);
+  auto w = WindowAttrs::from(c, size_t(d->window()->rank), WindowOp::Pool);
   if (!w) {
     llvm::consumeError(w.takeError());
     return std::nullopt;

@@ -233,8 +233,12 @@ llvm::Expected<std::unique_ptr<OpKernel>> makePlanarConv(const CallNode &call) {
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &call,
                                                    const KernelBuildContext &ctx) {
-  llvm::StringRef op = call.calleeName();
-  bool transposed = op.contains("ranspose"), functional = op.startswith("F.");
+  const OpDef *def = call.opDef();
+  const std::optional<WindowSpec> &window = def ? def->window() : std::nullopt;
+  if (!window)
+    return kernelError(call, "is not a convolution");
+  // F.conv*: the weight and bias are operands, not weights.
+  bool transposed = window->op == WindowOp::ConvTranspose, functional = def->weights().empty();
   std::string mode = call.attrs().getString("padding_mode", "zeros");
   if (!functional && mode != "zeros") {
     // As in PyTorch, which refuses other modes for transposed convolutions.
@@ -242,7 +246,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeConv(const CallNode &call,
       return kernelError(call, "padding_mode '" + mode + "' is not supported (only zeros)");
     return makePaddedConv(call, ctx);
   }
-  if (functional || op.endswith("3d"))
+  if (functional || window->rank == 3)
     return makeNdConv(call);
   if (transposed) {
     auto conv = readConv(call, true);

@@ -187,14 +187,16 @@ private:
 } // namespace
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeNdConv(const CallNode &c) {
-  llvm::StringRef op = c.calleeName();
-  bool transposed = op.contains("ranspose");
-  bool functional = op.startswith("F.");
+  const OpDef *def = c.opDef();
+  if (!def || !def->window())
+    return kernelError(c, "is not a convolution");
+  bool transposed = def->window()->op == WindowOp::ConvTranspose;
+  bool functional = def->weights().empty(); // F.conv*: weight and bias are operands
   auto io = callShapes(c);
   if (!io)
     return io.takeError();
   const std::vector<int64_t> &in = io->in, &out = io->out;
-  size_t n = op.contains("3d") ? 3 : op.contains("2d") ? 2 : 1;
+  size_t n = size_t(def->window()->rank);
   if (in.size() != n + 2 || out.size() != n + 2)
     return kernelError(c, "expects a batched input of " + llvm::Twine(n + 2) + " dims, got " +
                               shapeToString(in));
