@@ -83,15 +83,8 @@ private:
           copyRows(dst, g.OW, cols, PWt, g.OH, g.OW);
           continue;
         }
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          const int64_t h0 = oh - g.PH, h1 = std::min(h0 + g.KH, g.H + g.PH);
-          const int64_t rowsIn =
-              includePad_ ? h1 - h0 : std::min(h1, g.H) - std::max<int64_t>(h0, 0);
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            int64_t div = divisor_ > 0 ? divisor_ : rowsIn * columns_[size_t(ow)];
-            dst[oh * g.OW + ow] = div > 0 ? cols[oh * PWt + ow] / float(div) : 0.f;
-          }
-        }
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          divideRow(cols + oh * PWt, oh, dst + oh * g.OW);
       }
     });
   }
@@ -173,11 +166,7 @@ private:
           }
           float *row = y + (p * g.OH + oh) * g.OW;
           sumAlongRow(t, row);
-          const int64_t rows = includePad_ ? h1 - h0 : he - hs;
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            int64_t div = divisor_ > 0 ? divisor_ : rows * columns_[size_t(ow)];
-            row[ow] = div > 0 ? row[ow] / float(div) : 0.f;
-          }
+          divideRow(row, oh, row);
         }
       }
     });
@@ -195,16 +184,28 @@ private:
     }
   }
 
-  /// Average pooling's count of columns under each output's window:
-  /// clipped to the padded input (count_include_pad) or to the input.
+  /// Average pooling's count of positions under output o's window along
+  /// one dim (input size `in`, kernel k, stride st, padding pad): clipped
+  /// to the padded input (count_include_pad) or to the input.
+  int64_t windowCount(int64_t o, int64_t in, int64_t k, int64_t st, int64_t pad) const {
+    int64_t begin = o * st - pad, end = std::min(begin + k, in + pad);
+    return includePad_ ? end - begin : std::min(end, in) - std::max<int64_t>(begin, 0);
+  }
   std::vector<int64_t> columnCounts() const {
-    const PoolGeometry &g = g_;
-    std::vector<int64_t> c(size_t(std::max<int64_t>(g.OW, 0)));
-    for (int64_t ow = 0; ow < g.OW; ++ow) {
-      int64_t w0 = ow * g.SW - g.PW, w1 = std::min(w0 + g.KW, g.W + g.PW);
-      c[size_t(ow)] = includePad_ ? w1 - w0 : std::min(w1, g.W) - std::max<int64_t>(w0, 0);
-    }
+    std::vector<int64_t> c(size_t(std::max<int64_t>(g_.OW, 0)));
+    for (int64_t ow = 0; ow < g_.OW; ++ow)
+      c[size_t(ow)] = windowCount(ow, g_.W, g_.KW, g_.SW, g_.PW);
     return c;
+  }
+
+  /// dst[ow] = sums[ow] over the count of output row oh's window (or
+  /// divisor_override); dst may be sums.
+  void divideRow(const float *sums, int64_t oh, float *dst) const {
+    const int64_t rows = windowCount(oh, g_.H, g_.KH, g_.SH, g_.PH);
+    for (int64_t ow = 0; ow < g_.OW; ++ow) {
+      int64_t div = divisor_ > 0 ? divisor_ : rows * columns_[size_t(ow)];
+      dst[ow] = div > 0 ? sums[ow] / float(div) : 0.f;
+    }
   }
 
   /// Floats of max pooling's row buffer: input column iw is at iw + PW; the
