@@ -68,9 +68,7 @@ public:
       std::optional<Window> w = windowOf(pre);
       if (!w || hasAttrOperands(pre) || pre.numDataArgs() != 1)
         return nullptr;
-      size_t at = 0;
-      while (pre.keys()[at].role == ArgRole::Weight)
-        ++at;
+      size_t at = pre.dataArgIndex(0);
       auto *pad = llvm::dyn_cast<CallNode>(pre.arg(at).get());
       const OpDef *pd = pad ? pad->opDef() : nullptr;
       if (!pd || !pd->is(OpFlags::Pad) || hasAttrOperands(*pad) || pad->numDataArgs() != 1 ||

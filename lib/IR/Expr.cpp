@@ -22,14 +22,19 @@ const GlobalVarNode *CallNode::global() const {
   return llvm::dyn_cast<GlobalVarNode>(callee_.get());
 }
 
-const ExprNode *CallNode::dataArg(size_t i) const {
+size_t CallNode::dataArgIndex(size_t i) const {
   for (size_t k = 0; k < args_.size(); ++k) {
     if (keys_[k].role == ArgRole::Weight)
       continue;
     if (i-- == 0)
-      return args_[k].get();
+      return k;
   }
-  return nullptr;
+  return args_.size();
+}
+
+const ExprNode *CallNode::dataArg(size_t i) const {
+  size_t k = dataArgIndex(i);
+  return k < args_.size() ? args_[k].get() : nullptr;
 }
 
 size_t CallNode::numDataArgs() const {

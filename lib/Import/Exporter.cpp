@@ -586,9 +586,7 @@ public:
     if (!d || !d->window() || d->window()->op != WindowOp::Conv || !padding ||
         !padding->isIntList() || c->attrs().getString("padding_mode", "zeros") != "zeros")
       return post;
-    size_t at = 0;
-    while (at < c->numArgs() && c->keys()[at].role == ArgRole::Weight)
-      ++at;
+    size_t at = c->dataArgIndex(0);
     const ExprNode *x = pre->dataArg(0);
     auto *in = x ? llvm::dyn_cast_or_null<TensorTypeNode>(x->type().get()) : nullptr;
     std::vector<int64_t> pairs = padding->asIntVector();

@@ -160,6 +160,8 @@ public:
   const ConstantNode *weight(llvm::StringRef key) const;
   /// Data argument `i`, counting every argument but the weights, or null.
   const ExprNode *dataArg(size_t i) const;
+  /// The position among args() of data argument `i`, or numArgs().
+  size_t dataArgIndex(size_t i) const;
   size_t numDataArgs() const;
   /// All data arguments in order (one walk, where dataArg(i) for every i
   /// would be quadratic in a 100,000-input concatenation).
