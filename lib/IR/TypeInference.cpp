@@ -131,9 +131,12 @@ private:
   llvm::Error visitNode(const ExprNode *e) {
     Type inferred;
     if (auto *c = llvm::dyn_cast<CallNode>(e)) {
-      if (auto e = refineCallee(*c))
+      // The function a call names, looked up once (null for an op call,
+      // or a missing function, which the verifier reports).
+      const FunctionNode *callee = m_.callee(*c);
+      if (auto e = refineCallee(*c, callee))
         return e;
-      auto t = callType(*c);
+      auto t = callType(*c, callee);
       if (!t) {
         // Type rules name the op themselves; error() names it once more
         // with its place, so the rule's own prefix is dropped.
@@ -143,7 +146,7 @@ private:
           msg = rest.str();
         return error(c, msg);
       }
-      if (auto e = checkArguments(*c))
+      if (auto e = checkArguments(*c, callee))
         return e;
       inferred = *t;
     } else if (auto *t = llvm::dyn_cast<TupleNode>(e)) {
@@ -176,10 +179,9 @@ private:
 
   /// A function call has the type of the callee's body; an op call the
   /// type its rule gives.
-  llvm::Expected<Type> callType(const CallNode &c) const {
+  llvm::Expected<Type> callType(const CallNode &c, const FunctionNode *f) const {
     if (!c.global())
       return inferCallType(c, &m_);
-    const FunctionNode *f = m_.callee(c);
     if (!f)
       return Type(); // the verifier reports the missing function
     return f->body() ? f->body()->type() : f->retType();
@@ -188,8 +190,7 @@ private:
   /// The arguments of a call of a function must agree with the types its
   /// parameters declare: the producer's and the consumer's declarations of
   /// one value may not contradict each other.
-  llvm::Error checkArguments(const CallNode &c) const {
-    const FunctionNode *f = m_.callee(c);
+  llvm::Error checkArguments(const CallNode &c, const FunctionNode *f) const {
     if (!f || f->params().size() != c.numArgs())
       return llvm::Error::success(); // the verifier reports a wrong count
     for (size_t i = 0; i < c.numArgs(); ++i) {
@@ -210,8 +211,7 @@ private:
   /// inputs of a pnnx.Expression whose producers are not annotated (a chain
   /// of expressions) are known only once those producers are typed. A
   /// function called from several places keeps the types it declares.
-  llvm::Error refineCallee(const CallNode &c) const {
-    const FunctionNode *f = m_.callee(c);
+  llvm::Error refineCallee(const CallNode &c, const FunctionNode *f) const {
     if (!f || f->params().size() != c.numArgs() || sites_.lookup(f->name()) != 1)
       return llvm::Error::success();
     bool refined = false;
