@@ -2298,20 +2298,17 @@ TEST_CASE("kernel: grouped nn.Conv2d on the direct loop, every stride, tails and
   auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
   for (int threads : {1, 2}) {
     std::string on = " on " + std::to_string(threads) + " thread(s)";
-    checkConv({1, 160, 14, 14, 160, 3, 1, 1, 1, 10, true}, rng, "regnet_x 14x14" + on, kAtol, kRtol,
-              threads);
-    checkConv({1, 64, 8, 8, 64, 3, 1, 1, 1, 8, false}, rng, "resnext 8 a group" + on, kAtol, kRtol,
-              threads);
-    checkConv({2, 24, 11, 9, 30, 3, 1, 2, 2, 3, true}, rng, "dilation 2, OCg 10, batch 2" + on,
-              kAtol, kRtol, threads);
-    checkConv({1, 64, 15, 13, 64, 3, 2, 1, 1, 8, false}, rng, "stride 2, odd plane" + on, kAtol,
-              kRtol, threads);
-    checkConv({1, 32, 7, 7, 40, 3, 2, 0, 1, 4, true}, rng, "stride 2, no padding" + on, kAtol,
-              kRtol, threads);
-    checkConv({1, 12, 17, 19, 18, 5, 3, 2, 1, 3, true}, rng, "5x5 stride 3, OCg 6" + on, kAtol,
-              kRtol, threads);
-    checkConv({2, 8, 9, 10, 12, 4, 2, 1, 2, 2, true}, rng, "4x4 stride 2 dilation 2" + on, kAtol,
-              kRtol, threads);
+    const std::pair<ConvSpec, const char *> specs[] = {
+        {{1, 160, 14, 14, 160, 3, 1, 1, 1, 10, true}, "regnet_x 14x14"},
+        {{1, 64, 8, 8, 64, 3, 1, 1, 1, 8, false}, "resnext 8 a group"},
+        {{2, 24, 11, 9, 30, 3, 1, 2, 2, 3, true}, "dilation 2, OCg 10, batch 2"},
+        {{1, 64, 15, 13, 64, 3, 2, 1, 1, 8, false}, "stride 2, odd plane"},
+        {{1, 32, 7, 7, 40, 3, 2, 0, 1, 4, true}, "stride 2, no padding"},
+        {{1, 12, 17, 19, 18, 5, 3, 2, 1, 3, true}, "5x5 stride 3, OCg 6"},
+        {{2, 8, 9, 10, 12, 4, 2, 1, 2, 2, true}, "4x4 stride 2 dilation 2"},
+    };
+    for (const auto &[spec, what] : specs)
+      checkConv(spec, rng, what + on, kAtol, kRtol, threads);
     ConvSpec grouped{1, 48, 9, 11, 48, 3, 1, 1, 1, 3, true};
     checkConvActivation(grouped, "nn.ReLU6", {}, relu6, rng, "stride 1 -> ReLU6" + on, kAtol, kRtol,
                         threads);
