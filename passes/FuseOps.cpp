@@ -11,19 +11,24 @@
 //                                              }
 //                                              %2 = @fused_0(%0)
 //
-// Two patterns, each joining a call to the group that computes its only
-// data input, when that value is read by nothing else and is no model
+// Three patterns, each joining a call to the group that computes one of its
+// data inputs, when that value is read by nothing else and is no model
 // output:
 //   - an activation (OpDef::activation) after an op that applies one in its
 //     epilogue (OpFlags::FusesActivation: convolutions, nn.Linear,
-//     torch.matmul) or after
-//     an expression with an f32 result (a residual sum, then its ReLU);
+//     torch.matmul) or after an expression with an f32 result;
+//   - an expression with an f32 result of the same type as that op's
+//     output, after the op and before its activation: a residual sum, a
+//     bias added to a product (then `conv → add → relu` is one group);
 //   - a depthwise 2-D convolution after a pointwise one (1x1, stride 1, no
 //     padding, one group), each with its activation: the interpreter may
 //     then run the two in bands of rows that stay in cache.
-// Whether a kernel takes the activation, or the pair runs in bands, is the
-// interpreter's choice among its kernels; a group it cannot join runs as
-// its calls, one step each, with the same result.
+// An activation and a depthwise convolution join through their only data
+// input; an expression through the one input a group computes, its other
+// operands becoming the fused function's parameters. Whether a kernel
+// takes the activation or the expression, or the pair runs in bands, is
+// the interpreter's choice among its kernels; a group it cannot join runs
+// as its calls, one step each, with the same result.
 //
 //===----------------------------------------------------------------------===//
 #include "kc/IR/Functor.h"
@@ -108,8 +113,16 @@ bool isDepthwise(const CallNode &c) {
 struct Group {
   std::vector<const CallNode *> calls;
   bool takesActivation = false; ///< the last call applies no activation yet
+  bool takesExpression = false; ///< the group is one op with an epilogue, nothing after it
   bool takesDepthwise = false;  ///< the group is a pointwise convolution (+ activation)
+  size_t order = 0;             ///< groups made before this one
 };
+
+/// Whether two values have one tensor type.
+bool sameTensorType(const ExprNode *a, const ExprNode *b) {
+  const TensorTypeNode *ta = tensorOf(a), *tb = tensorOf(b);
+  return ta && tb && ta->dtype() == tb->dtype() && ta->dims() == tb->dims();
+}
 
 class Grouper {
 public:
@@ -126,11 +139,19 @@ public:
     bool expression = isFloatExpression(c, m_);
     if (!c.opDef() && !expression)
       return;
+    if (expression) {
+      if (Group *g = takingExpression(c)) {
+        g->takesExpression = g->takesDepthwise = false;
+        g->calls.push_back(&c);
+        groupOf_[&c] = g;
+        return;
+      }
+    }
     if (Group *g = joinable(c)) {
       if (isActivation(c) && g->takesActivation) {
-        g->takesActivation = false;
+        g->takesActivation = g->takesExpression = false;
       } else if (isDepthwise(c) && g->takesDepthwise) {
-        g->takesDepthwise = false;
+        g->takesDepthwise = g->takesExpression = false;
         g->takesActivation = true;
       } else {
         g = nullptr;
@@ -145,8 +166,10 @@ public:
       return;
     groups_.push_back(std::make_unique<Group>());
     Group *g = groups_.back().get();
+    g->order = groups_.size() - 1;
     g->calls.push_back(&c);
     g->takesActivation = true;
+    g->takesExpression = !expression;
     g->takesDepthwise = isPointwise(c);
     groupOf_[&c] = g;
   }
@@ -161,13 +184,34 @@ public:
   }
 
 private:
-  /// The group whose last call computes `c`'s only data input, read by `c`
-  /// alone.
+  /// The group whose last call computes `c`'s only data input, read by
+  /// `c` alone.
   Group *joinable(const CallNode &c) const {
     auto in = dataInputs(c);
-    if (in.size() != 1 || uses_.lookup(in[0]) != 1 || outputs_.count(in[0]))
+    return in.size() == 1 ? endingIn(in[0]) : nullptr;
+  }
+
+  /// The group taking expression `c` into its epilogue: of the groups
+  /// that take one and end in an input of `c` of `c`'s type, read by `c`
+  /// alone, the one made last (its output is the likeliest in cache). The
+  /// other inputs stay parameters: a residual sum of two convolutions runs
+  /// in the second one's epilogue.
+  Group *takingExpression(const CallNode &c) const {
+    Group *found = nullptr;
+    for (const ExprNode *a : c.dataArgs()) {
+      Group *g = endingIn(a);
+      if (g && g->takesExpression && sameTensorType(a, &c) && (!found || g->order > found->order))
+        found = g;
+    }
+    return found;
+  }
+
+  /// The group whose last call computes `v`, if `v` is read once and is no
+  /// model output.
+  Group *endingIn(const ExprNode *v) const {
+    if (uses_.lookup(v) != 1 || outputs_.count(v))
       return nullptr;
-    auto *p = llvm::dyn_cast<CallNode>(in[0]);
+    auto *p = llvm::dyn_cast<CallNode>(v);
     auto it = p ? groupOf_.find(p) : groupOf_.end();
     if (it == groupOf_.end() || it->second->calls.back() != p)
       return nullptr;
@@ -256,10 +300,9 @@ class FuseOps final : public Pass {
 public:
   llvm::StringRef name() const override { return "fuse-ops"; }
   llvm::StringRef description() const override {
-    return "Group each convolution, linear layer, matrix product or float expression with the "
-           "activation "
-           "after it, and a pointwise convolution with the depthwise one it feeds, into fused "
-           "functions";
+    return "Group each convolution, linear layer or matrix product with the elementwise "
+           "expression and the activation after it, each float expression with its activation, "
+           "and a pointwise convolution with the depthwise one it feeds, into fused functions";
   }
   llvm::Error run(Module &m) override {
     Function main = m.main();

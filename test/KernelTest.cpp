@@ -1678,6 +1678,19 @@ TEST_CASE("kernel: nn.MultiheadAttention, small and large heads, both layouts") 
 }
 
 namespace {
+/// `m` (its groups made by fuse-ops) compiled for `threads` with fusion on
+/// or off, checked to run as `steps` steps.
+std::unique_ptr<rt::CompiledModel> compileSteps(const Module &m, bool fuse, int threads,
+                                                unsigned steps) {
+  rt::CompileOptions opts;
+  opts.fuseActivations = fuse;
+  opts.numThreads = threads;
+  auto cm = rt::CompiledModel::compile(m, opts);
+  REQUIRE_MESSAGE(bool(cm), (cm ? "" : llvm::toString(cm.takeError())));
+  CHECK((*cm)->numSteps() == steps);
+  return std::move(*cm);
+}
+
 /// Builds conv -> activation and checks it with the activation folded into
 /// the convolution's epilogue and, with fusion off, run separately.
 void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAttrs,
@@ -1696,19 +1709,136 @@ void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAtt
   m->add(make<const FunctionNode>("main", conv->main()->params(), Expr(a),
                                   tensorType(DType::F32, out), false));
   inferOrFail(*m);
+  test::fuseOps(*m);
   auto ref = convRef(s, x, w, b, out[2], out[3]);
   for (double &v : ref)
     v = refAct(v);
   test::ScopedThreadCount restore;
   for (bool fuse : {true, false}) {
-    rt::CompileOptions opts;
-    opts.fuseActivations = fuse;
-    opts.numThreads = threads;
-    expectClose(runModule(*m, {tensorOf(in, x)}, opts)[0], out, ref,
-                what + (fuse ? " (fused)" : " (separate)"), atol, rtol);
+    auto cm = compileSteps(*m, fuse, threads, fuse ? 1u : 2u);
+    auto outs = cm->run({tensorOf(in, x)});
+    REQUIRE_MESSAGE(bool(outs), (outs ? "" : llvm::toString(outs.takeError())));
+    expectClose((*outs)[0], out, ref, what + (fuse ? " (fused)" : " (separate)"), atol, rtol);
+  }
+}
+
+/// An elementwise expression after a convolution, for checkConvEpilogue:
+/// its body in kc's text (operands %c, the convolution's output, and %r;
+/// $T stands for the result's type),
+/// whether %c is its first operand, the shape of %r given the output's
+/// channels, and its value in double.
+struct EpilogueExpr {
+  std::string body;
+  bool convFirst;
+  bool perChannel; ///< %r is [1, OC, 1, 1], else the output's shape
+  std::function<double(double c, double r)> ref;
+};
+
+/// nn.Conv2d, then `e` of its output and a second input, then `act` (or
+/// none): fuse-ops makes the three one group, and a convolution kernel
+/// that takes expressions runs it as one step (`takes`), else as two.
+/// Checked against the reference, fused and not.
+void checkConvEpilogue(const ConvSpec &s, const EpilogueExpr &e, const std::string &act,
+                       const std::function<double(double)> &refAct, bool takes, std::mt19937 &rng,
+                       const std::string &what, int threads, double atol = kAtol,
+                       double rtol = kRtol) {
+  CAPTURE(what);
+  ConvShapes sh = convShapes(s);
+  const Dims &in = sh.in, &out = sh.out;
+  Dims rs = e.perChannel ? Dims{1, s.OC, 1, 1} : out;
+  auto x = uniform(rng, count(in)), w = uniform(rng, count(sh.weight)), b = uniform(rng, s.OC),
+       r = uniform(rng, count(rs));
+  ModulePtr conv = convModule(s, w, b);
+  auto type = [](const Dims &d) { return tensorType(DType::F32, d); };
+  // The expression function, parsed from its body.
+  std::string t = "f32" + rt::shapeToString(out), bodyText = e.body;
+  for (size_t at; (at = bodyText.find("$T")) != std::string::npos;)
+    bodyText.replace(at, 2, t);
+  std::string text = "fn @e(%c: " + t + ", %r: f32" + rt::shapeToString(rs) + ") -> " + t +
+                     " primitive {\n" + bodyText +
+                     "\n}\n\nfn @main(%a: f32[1]) -> f32[1] {\n  return %a\n}\n";
+  ModulePtr parsed = parseTyped(text);
+  Function fn = parsed->lookup("e");
+  auto m = std::make_shared<Module>();
+  m->add(fn);
+  Var rv = var("r", type(rs));
+  Expr c0(conv->main()->body());
+  std::vector<Expr> args = e.convFirst ? std::vector<Expr>{c0, rv} : std::vector<Expr>{rv, c0};
+  Call ec = call(fn, args, Attrs{}, std::vector<ArgKey>(2), "expr");
+  Expr body = ec;
+  if (!act.empty())
+    body = call(act, {body}, {}, {}, "act");
+  std::vector<Var> params = conv->main()->params();
+  params.push_back(rv);
+  m->add(make<const FunctionNode>("main", params, body, type(out), false));
+  inferOrFail(*m);
+  test::fuseOps(*m);
+  auto ref = convRef(s, x, w, b, out[2], out[3]);
+  int64_t plane = out[2] * out[3];
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double rv = e.perChannel ? r[size_t(int64_t(i) / plane % s.OC)] : r[i];
+    double v = e.ref(ref[i], rv);
+    ref[i] = refAct ? refAct(v) : v;
+  }
+  test::ScopedThreadCount restore;
+  unsigned calls = act.empty() ? 2 : 3;
+  for (bool fuse : {true, false}) {
+    auto cm = compileSteps(*m, fuse, threads, !fuse ? calls : takes ? 1u : 2u);
+    for (int run = 0; run < 2; ++run) { // the second on packed weights
+      auto outs = cm->run({tensorOf(in, x), tensorOf(rs, r)});
+      REQUIRE_MESSAGE(bool(outs), (outs ? "" : llvm::toString(outs.takeError())));
+      expectClose((*outs)[0], out, ref, what + (fuse ? " (fused)" : " (separate)"), atol, rtol);
+    }
   }
 }
 } // namespace
+
+TEST_CASE("kernel: a convolution with the expression after it in its epilogue") {
+  // Each convolution family stores blocks of its output with the bias
+  // applied, then the expression (a residual sum, a per-channel product,
+  // any program) and the activation on each block while it is in cache;
+  // the depthwise loops take none, and the expression runs as its own
+  // step with the activation.
+  const EpilogueExpr residual{"  %0 = add(%c, %r) : $T\n  return %0", true, false,
+                              [](double c, double r) { return c + r; }};
+  const EpilogueExpr residualSecond{"  %0 = add(%r, %c) : $T\n  return %0", false, false,
+                                    [](double c, double r) { return c + r; }};
+  const EpilogueExpr scaled{"  %0 = mul(%c, %r) : $T\n  %1 = sub(%0, 0.5:f32) : $T\n"
+                            "  return %1",
+                            true, true, [](double c, double r) { return c * r - 0.5; }};
+  auto relu = [](double v) { return std::max(v, 0.0); };
+  auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  struct Family {
+    const char *name;
+    ConvSpec spec;
+    bool takes;
+    double tol;
+  };
+  const Family families[] = {
+      {"1x1 (strip kernel)", {2, 64, 13, 13, 20, 1, 1, 0, 1, 1, true}, true, kAtol},
+      {"3x3 patches (strip kernel)", {2, 6, 11, 13, 10, 3, 1, 1, 1, 1, true}, true, kAtol},
+      {"3x3 s2 deep (panel kernel)", {2, 40, 15, 17, 20, 3, 2, 1, 1, 1, true}, true, kAtol},
+      {"3x3 (Winograd)", {1, 32, 30, 27, 20, 3, 1, 1, 1, 1, true}, true, 1e-4},
+      {"3x3 groups 4 (direct loop)", {1, 32, 14, 14, 32, 3, 1, 1, 1, 4, true}, true, kAtol},
+      {"3x3 depthwise", {1, 16, 10, 10, 16, 3, 1, 1, 1, 16, true}, false, kAtol},
+  };
+  std::mt19937 rng(2611);
+  for (int threads : {1, 2})
+    for (const Family &f : families) {
+      std::string on = std::string(f.name) + " on " + std::to_string(threads) + " thread(s)";
+      checkConvEpilogue(f.spec, residual, "nn.ReLU", relu, f.takes, rng, on + ": + r, ReLU",
+                        threads, f.tol, f.tol);
+      checkConvEpilogue(f.spec, residualSecond, "", nullptr, f.takes, rng, on + ": r +", threads,
+                        f.tol, f.tol);
+      checkConvEpilogue(f.spec, scaled, "nn.SiLU", silu, f.takes, rng, on + ": * r[c] - 0.5, SiLU",
+                        threads, f.tol, f.tol);
+    }
+  {
+    ScopedEnv algo("KC_CONV_ALGO", "im2col");
+    checkConvEpilogue(families[3].spec, residual, "nn.ReLU", relu, true, rng,
+                      "3x3 (im2col and OpenBLAS): + r, ReLU", 0);
+  }
+}
 
 namespace {
 /// A 1x1 nn.Conv2d (C -> E, bias) and ReLU6, then a depthwise 3x3

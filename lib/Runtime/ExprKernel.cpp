@@ -7,6 +7,7 @@
 #include "kernels/CallInfo.h"
 #include "kernels/Epilogue.h"
 #include "kernels/Parallel.h"
+#include "ukernels/MicroKernels.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -117,50 +118,59 @@ public:
         total, threads > 1,
         [&](int64_t t) {
           float *scratch = stacks + size_t(omp_get_thread_num()) * (depth_ + slots_) * kBlock;
-          float *saved = scratch + depth_ * kBlock;
           int64_t row = t / blocksPerRow, j0 = (t % blocksPerRow) * kBlock;
           int64_t n = std::min(kBlock, inner_ - j0);
-          const float *stack[64];
-          unsigned sp = 0;
-          for (const Instr &i : code_) {
-            if (i.kind == Instr::Arg) {
-              const float *base = args[i.index] + offsetOf(i.index, row);
-              if (innerStride_[i.index]) {
-                stack[sp] = base + j0;
-              } else {
-                float *s = scratch + sp * kBlock;
-                std::fill(s, s + n, *base);
-                stack[sp] = s;
-              }
-              ++sp;
-            } else if (i.kind == Instr::Literal) {
-              stack[sp++] = literals_.data() + i.index * kBlock;
-            } else if (i.kind == Instr::Save) {
-              std::memcpy(saved + i.index * kBlock, stack[sp - 1], sizeof(float) * n);
-            } else if (i.kind == Instr::Load) {
-              stack[sp++] = saved + i.index * kBlock;
-            } else if (isBinary(i.code)) {
-              float *d = scratch + (sp - 2) * kBlock;
-              apply(i.code, stack[sp - 2], stack[sp - 1], d, n);
-              stack[--sp - 1] = d;
-            } else {
-              float *d = scratch + (sp - 1) * kBlock;
-              apply(i.code, stack[sp - 1], nullptr, d, n);
-              stack[sp - 1] = d;
-            }
-          }
+          const float *v = evaluate(args.data(), row, j0, n, scratch);
           if (boolResult_) {
             uint8_t *b = out[0]->data<uint8_t>() + row * inner_ + j0;
             for (int64_t k = 0; k < n; ++k)
-              b[k] = stack[0][k] != 0;
+              b[k] = v[k] != 0;
           } else {
             float *to = y + row * inner_ + j0;
-            std::memcpy(to, stack[0], sizeof(float) * n);
+            std::memcpy(to, v, sizeof(float) * n);
             if (act_ != Act::None)
               biasActivationRow(to, n, 0.f, act_, slope_);
           }
         },
         threads);
+  }
+
+  /// The program on the n (at most kBlock) elements of output row `row`
+  /// from column j0: the block holding the result, in `scratch` ((depth_ +
+  /// slots_) blocks) or, for a program that only reads, an argument's.
+  const float *evaluate(const float *const *args, int64_t row, int64_t j0, int64_t n,
+                        float *scratch) const {
+    float *saved = scratch + depth_ * kBlock;
+    const float *stack[64];
+    unsigned sp = 0;
+    for (const Instr &i : code_) {
+      if (i.kind == Instr::Arg) {
+        const float *base = args[i.index] + offsetOf(i.index, row);
+        if (innerStride_[i.index]) {
+          stack[sp] = base + j0;
+        } else {
+          float *s = scratch + sp * kBlock;
+          std::fill(s, s + n, *base);
+          stack[sp] = s;
+        }
+        ++sp;
+      } else if (i.kind == Instr::Literal) {
+        stack[sp++] = literals_.data() + i.index * kBlock;
+      } else if (i.kind == Instr::Save) {
+        std::memcpy(saved + i.index * kBlock, stack[sp - 1], sizeof(float) * n);
+      } else if (i.kind == Instr::Load) {
+        stack[sp++] = saved + i.index * kBlock;
+      } else if (isBinary(i.code)) {
+        float *d = scratch + (sp - 2) * kBlock;
+        apply(i.code, stack[sp - 2], stack[sp - 1], d, n);
+        stack[--sp - 1] = d;
+      } else {
+        float *d = scratch + (sp - 1) * kBlock;
+        apply(i.code, stack[sp - 1], nullptr, d, n);
+        stack[sp - 1] = d;
+      }
+    }
+    return stack[0];
   }
 
   size_t stacksFloats() const { return size_t(threads_) * (depth_ + slots_) * kBlock; }
@@ -198,6 +208,7 @@ public:
   std::vector<int64_t> outer_;                ///< collapsed dims except the innermost
   std::vector<std::vector<int64_t>> strides_; ///< per argument, over outer_
   std::vector<int> innerStride_;              ///< per argument: 1 contiguous, 0 broadcast
+  std::vector<bool> resultShaped_;            ///< per argument: of the result's shape
   int64_t rows_ = 1, inner_ = 1;
   size_t convertedFloats_ = 0; ///< elements of the operands that are not f32
   unsigned depth_ = 1;
@@ -206,9 +217,71 @@ public:
   bool boolResult_ = false;
   Act act_ = Act::None;
   float slope_ = 0.f;
+
+  friend class ExprOnOutput;
+};
+
+/// An expression kernel's program applied in place to its operand `arg`.
+class ExprOnOutput final : public OutputExpression {
+public:
+  ExprOnOutput(const ExprKernel &k, unsigned arg) : k_(k), arg_(arg) {
+    // A plain sum of the output and one other operand (a residual, a
+    // bias) takes the vectorized bias-and-activation loop.
+    const auto &c = k.code_;
+    sumWith_ = c.size() == 3 && c[0].kind == Instr::Arg && c[1].kind == Instr::Arg &&
+                       c[2].kind == Instr::Apply && c[2].code == Code::Add &&
+                       (c[0].index == arg) != (c[1].index == arg)
+                   ? int(c[0].index == arg ? c[1].index : c[0].index)
+                   : -1;
+  }
+
+  /// Programs whose stack and saved values fit scratch of this many blocks
+  /// (on the caller's stack: 16 KiB).
+  static constexpr unsigned kMaxBlocks = 8;
+
+  void apply(float *y, int64_t begin, int64_t n, KernelInputs operands, Act act,
+             float slope) const override {
+    const ExprKernel &k = k_;
+    llvm::SmallVector<const float *, 8> args;
+    for (size_t a = 0, o = 0; a < k.innerStride_.size(); ++a)
+      args.push_back(a == arg_ ? y : operands[o++]->data<float>());
+    alignas(64) float scratch[kMaxBlocks * kBlock];
+    const uk::MicroKernels &uks = uk::microKernels();
+    for (int64_t pos = begin, end = begin + n; pos < end;) {
+      int64_t row = pos / k.inner_, j0 = pos % k.inner_;
+      int64_t len = std::min({end - pos, k.inner_ - j0, kBlock});
+      float *to = y + pos;
+      if (sumWith_ >= 0) {
+        const float *other = args[size_t(sumWith_)] + k.offsetOf(unsigned(sumWith_), row);
+        bool contiguous = k.innerStride_[size_t(sumWith_)];
+        uks.biasAct[int(act)][contiguous](to, len, contiguous ? other + j0 : other, slope);
+      } else {
+        const float *v = k.evaluate(args.data(), row, j0, len, scratch);
+        if (v != to)
+          std::memcpy(to, v, sizeof(float) * len);
+        if (act != Act::None)
+          biasActivationRow(to, len, 0.f, act, slope);
+      }
+      pos += len;
+    }
+  }
+
+private:
+  ExprKernel k_;
+  unsigned arg_;
+  int sumWith_ = -1; ///< the other operand of a plain sum, else -1
 };
 
 } // namespace
+
+std::unique_ptr<OutputExpression> makeOutputExpression(const OpKernel &kernel, unsigned arg) {
+  auto *k = dynamic_cast<const ExprKernel *>(&kernel);
+  if (!k || k->boolResult_ || k->act_ != Act::None || k->convertedFloats_ ||
+      arg >= k->resultShaped_.size() || !k->resultShaped_[arg] ||
+      k->depth_ + k->slots_ > ExprOnOutput::kMaxBlocks)
+    return nullptr;
+  return std::make_unique<ExprOnOutput>(*k, arg);
+}
 
 llvm::Expected<std::unique_ptr<OpKernel>>
 makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildContext &ctx) {
@@ -267,6 +340,8 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
   auto k = std::make_unique<ExprKernel>();
   k->convertedFloats_ = convertedFloats;
   k->boolResult_ = result == DType::Bool;
+  for (const auto &s : argShapes)
+    k->resultShaped_.push_back(s == *out);
   // Rewrite the program: size() of an argument is a compile-time literal
   // (shapes are static); every other op must be a float op.
   struct Entry {

@@ -127,6 +127,8 @@ private:
   bool readByOneOnly(const ExprNode *src) const;
   ScheduleStep *soleProducer(const CallNode &c, const ScheduleStep &step);
   bool foldActivation(const CallNode &c, ScheduleStep &step, llvm::ArrayRef<unsigned> outs);
+  bool foldExpression(const CallNode &c, const OpKernel &kernel, const ScheduleStep &step,
+                      llvm::ArrayRef<unsigned> outs);
   bool absorbReader(const CallNode &c, std::unique_ptr<OpKernel> &kernel, const ScheduleStep &step,
                     llvm::ArrayRef<unsigned> outs);
 
@@ -138,6 +140,8 @@ private:
   llvm::DenseSet<const ExprNode *> mainOutputs_;
   /// Inside a fused group's body: its calls may join into one step.
   bool inGroup_ = false;
+  /// The first step of the group being scheduled.
+  size_t groupFirstStep_ = 0;
   Schedule s_;
   llvm::Error err_ = llvm::Error::success();
   llvm::DenseMap<const ExprNode *, std::vector<unsigned>> ids_;
@@ -236,13 +240,52 @@ bool Scheduler::foldActivation(const CallNode &c, ScheduleStep &step,
                                llvm::ArrayRef<unsigned> outs) {
   std::optional<Activation> act = inGroup_ && opts_.fuse ? fusableActivation(c) : std::nullopt;
   ScheduleStep *producer = act ? soleProducer(c, step) : nullptr;
-  if (!producer || producer->outputs[0] != step.inputs[0] ||
+  if (!producer || s_.root(producer->outputs[0]) != s_.root(step.inputs[0]) ||
       !producer->kernel->fuseActivation(*act))
     return false;
   producer->op += "+" + step.op;
   producer->flops = plusFlops(producer->flops, step.flops);
   s_.values[outs[0]].kind = ScheduleValue::Alias;
   s_.values[outs[0]].aliasOf = s_.root(step.inputs[0]);
+  stepOf_[&c] = size_t(producer - s_.steps.data());
+  return true;
+}
+
+/// An expression one of whose operands is a producer's single output, read
+/// by nothing else, with the expression's shape, is folded into that
+/// producer's epilogue (a residual sum after a convolution); the
+/// producer's step takes the expression's other operands as inputs, and
+/// the expression's value becomes an alias of the producer's.
+bool Scheduler::foldExpression(const CallNode &c, const OpKernel &kernel, const ScheduleStep &step,
+                               llvm::ArrayRef<unsigned> outs) {
+  if (!inGroup_ || !opts_.fuse || outs.size() != 1 || step.inputs.size() != c.numArgs())
+    return false;
+  // The operand a producer of this group computes; every other operand
+  // comes from before the group, so the producer's step may read it.
+  std::optional<unsigned> fromProducer;
+  ScheduleStep *producer = nullptr;
+  for (unsigned i = 0; i < c.numArgs(); ++i) {
+    auto st = stepOf_.find(c.arg(i).get());
+    if (st == stepOf_.end() || st->second < groupFirstStep_)
+      continue;
+    if (fromProducer || !readByOneOnly(c.arg(i).get()))
+      return false;
+    fromProducer = i;
+    producer = &s_.steps[st->second];
+  }
+  if (!producer || producer->outputs.size() != 1 ||
+      s_.root(producer->outputs[0]) != s_.root(step.inputs[*fromProducer]))
+    return false;
+  std::unique_ptr<OutputExpression> e = makeOutputExpression(kernel, *fromProducer);
+  if (!e || !producer->kernel->fuseExpression(e, unsigned(producer->inputs.size())))
+    return false;
+  for (unsigned i = 0; i < step.inputs.size(); ++i)
+    if (i != *fromProducer)
+      producer->inputs.push_back(step.inputs[i]);
+  producer->op += "+" + step.op;
+  producer->flops = plusFlops(producer->flops, step.flops);
+  s_.values[outs[0]].kind = ScheduleValue::Alias;
+  s_.values[outs[0]].aliasOf = s_.root(producer->outputs[0]);
   stepOf_[&c] = size_t(producer - s_.steps.data());
   return true;
 }
@@ -363,7 +406,8 @@ void Scheduler::visit(const Expr &e) {
   if (err_)
     return;
   ids_[n] = outs;
-  if (foldActivation(*c, step, outs) || (!isExpr && absorbReader(*c, *kernel, step, outs)))
+  if (foldActivation(*c, step, outs) || (isExpr && foldExpression(*c, **kernel, step, outs)) ||
+      (!isExpr && absorbReader(*c, *kernel, step, outs)))
     return;
   if (int vi = (*kernel)->viewOfInput();
       vi >= 0 && size_t(vi) < step.inputs.size() && outs.size() == 1 &&
@@ -413,6 +457,7 @@ void Scheduler::visitFused(const CallNode &c, const FunctionNode &fn) {
   llvm::DenseMap<const ExprNode *, unsigned> outer = std::move(uses_);
   uses_ = countUses(Function(&fn));
   inGroup_ = true;
+  groupFirstStep_ = s_.steps.size();
   for (const Expr &e : body) {
     visit(e);
     if (err_)

@@ -19,4 +19,24 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeExprKernel(const CallNode &call,
                                                          const FunctionNode &fn,
                                                          const KernelBuildContext &ctx);
 
+/// An expression kernel run in place on the output of the kernel that
+/// computes one of its operands, a block at a time as that kernel stores
+/// it, so the value between the two is never written and read back (a
+/// residual sum after a convolution).
+class OutputExpression {
+public:
+  virtual ~OutputExpression() = default;
+  /// y[begin, begin + n) = act(f(...)), the producer's operand read from
+  /// y itself (the expression's result has its shape); `operands` are the
+  /// expression's other operands, in order.
+  virtual void apply(float *y, int64_t begin, int64_t n, KernelInputs operands, Act act,
+                     float slope) const = 0;
+};
+
+/// `k`, an expression kernel, as an OutputExpression on its operand `arg`;
+/// null where it cannot be one: a result that is not f32, an operand that
+/// is not f32, the operand `arg` not of the result's shape, an activation
+/// taken already, or a program that needs more scratch than a block's.
+std::unique_ptr<OutputExpression> makeOutputExpression(const OpKernel &k, unsigned arg);
+
 } // namespace kc::rt

@@ -24,6 +24,8 @@
 
 namespace kc::rt {
 
+class OutputExpression;
+
 /// What a kernel may use while running: a scratch buffer sized by
 /// `workspaceBytes()`, reused across kernels (never allocated per run).
 struct ExecContext {
@@ -56,6 +58,14 @@ public:
   /// Takes `a` into this kernel's epilogue, applied to its only output;
   /// false if it cannot, and the activation then runs as its own step.
   virtual bool fuseActivation(const Activation &a) { return false; }
+  /// Takes `e`, an elementwise expression of this kernel's only output,
+  /// into its epilogue (applied before the activation, which it may take
+  /// after): its other operands come to run() as inputs from
+  /// `firstOperand` on. Moves `e` and returns true if it can; else the
+  /// expression runs as its own step.
+  virtual bool fuseExpression(std::unique_ptr<OutputExpression> &e, unsigned firstOperand) {
+    return false;
+  }
   /// Offered `next`, the kernel of this kernel's only reader: a kernel
   /// doing the work of both (reading this one's inputs, writing what
   /// `next` would have) where the two run better as one, else null.

@@ -26,4 +26,22 @@ void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, 
   });
 }
 
+void BlockEpilogue::operator()(float *block, int64_t rows, int64_t cols, int64_t ld,
+                               const float *bias) const {
+  if (!expr && !bias && act == Act::None)
+    return;
+  if (!bias && ld == cols && !useThreads(rows * cols > 65536))
+    return onRow(block, rows * cols, 0.f);
+  parallelFor(rows, rows * cols > 65536,
+              [&](int64_t r) { onRow(block + r * ld, cols, bias ? bias[r] : 0.f); });
+}
+
+void BlockEpilogue::onRow(float *row, int64_t cols, float bias) const {
+  if (!expr)
+    return biasActivationRow(row, cols, bias, act, slope);
+  if (bias != 0.f)
+    biasActivationRow(row, cols, bias, Act::None, 0.f);
+  expr->apply(y, row - y, cols, operands, act, slope);
+}
+
 } // namespace kc::rt

@@ -25,6 +25,7 @@ public:
   /// may view them): their pages are released once the weight is packed.
   LinearKernel(int64_t rows, int64_t in, int64_t out, Tensor w, Tensor b, TensorDataPtr mapped)
       : rows_(rows), in_(in), out_(out), b_(std::move(b)), mapped_(std::move(mapped)) {
+    takesExpression_ = true;
     if (packs())
       packed_ = std::make_unique<PreparedWeight>(std::move(w), "linear-panels", mapped_);
     else
@@ -52,10 +53,10 @@ public:
       sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w_.data<float>(), in_, 0.f, y, out_);
     }
     const float *b = b_.defined() && b_.numel() ? b_.data<float>() : nullptr;
-    if (!b && act_ == Act::None)
-      return;
+    const BlockEpilogue ep = epilogue(y, in);
     for (int64_t r = 0; r < rows_; ++r)
-      rowBiasActivation(y + r * out_, out_, b, act_, slope_);
+      rowBiasActivation(y + r * out_, out_, b, ep.storeAct(), slope_);
+    ep.afterStore(y, rows_, out_, out_);
   }
 
 private:

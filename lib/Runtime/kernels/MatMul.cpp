@@ -37,11 +37,13 @@ public:
     };
     fill(a_, sa_, M_ * K_);
     fill(b_, sb_, K_ * N_);
+    takesExpression_ = true;
   }
 
   void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     const float *a = in[0]->data<float>(), *b = in[1]->data<float>();
     float *c = out[0]->data<float>();
+    const BlockEpilogue ep = epilogue(c, in);
     int64_t total = numElements(batch_);
     std::vector<int64_t> idx(batch_.size(), 0);
     for (int64_t t = 0; t < total; ++t) {
@@ -54,7 +56,7 @@ public:
       else
         sgemm(false, false, int(M_), int(N_), int(K_), 1.f, a + oa, int(K_), b + ob, int(N_), 0.f,
               c + t * M_ * N_, int(N_));
-      biasActivation(c + t * M_ * N_, M_, N_, nullptr, act_, slope_);
+      ep(c + t * M_ * N_, M_, N_, N_, nullptr);
       for (size_t i = idx.size(); i-- > 0;) {
         if (++idx[i] < batch_[i])
           break;

@@ -83,7 +83,7 @@ StripSchedules::StripSchedules(int64_t M, int64_t N, int maxThreads) {
 
 void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlockFn fill, float *C,
                 int64_t ldc, const float *bias, Act act, float slope,
-                const StripSchedules *schedules, float *scratch) {
+                const StripSchedules *schedules, float *scratch, StripStoredFn stored) {
   const uk::GemmStripFn kernel = uk::microKernels().gemmStrip[int(act)];
   const int64_t blocks = (N + kStripBlockCols - 1) / kStripBlockCols;
   const int64_t strips = (M + kStripRows - 1) / kStripRows;
@@ -101,11 +101,14 @@ void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBloc
       int64_t s0 = item / blocks * perGroup, blk = item % blocks;
       int64_t n0 = blk * kStripBlockCols, cols = std::min(kStripBlockCols, N - n0);
       fill(n0, cols, block);
-      for (int64_t s = s0; s < std::min(strips, s0 + perGroup); ++s) {
+      int64_t s1 = std::min(strips, s0 + perGroup);
+      for (int64_t s = s0; s < s1; ++s) {
         int64_t m0 = s * kStripRows, rows = std::min(kStripRows, M - m0);
         kernel(packedA + m0 * K, block, kStripBlockLd, K, bias ? bias + m0 : nullptr, slope,
                C + m0 * ldc + n0, ldc, rows, cols);
       }
+      if (stored)
+        stored(s0 * kStripRows, std::min(M, s1 * kStripRows) - s0 * kStripRows, n0, cols);
     }
   };
   if (threads <= 1) {
@@ -124,13 +127,13 @@ void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBloc
 
 void gemmStrips(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb, int64_t N,
                 float *C, int64_t ldc, const float *bias, Act act, float slope,
-                const StripSchedules *schedules, float *scratch) {
+                const StripSchedules *schedules, float *scratch, StripStoredFn stored) {
   // Rows of at most 64 floats, copied by inline vector moves: through
   // memcpy, the calls cost 8 % of mobilenet_v2's time.
   auto copy = [&](int64_t n0, int64_t cols, float *block) {
     copyRows(block, kStripBlockLd, B + n0, ldb, K, cols);
   };
-  gemmStrips(packedA, M, K, N, copy, C, ldc, bias, act, slope, schedules, scratch);
+  gemmStrips(packedA, M, K, N, copy, C, ldc, bias, act, slope, schedules, scratch, stored);
 }
 
 } // namespace kc::rt

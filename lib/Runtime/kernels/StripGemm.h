@@ -79,19 +79,24 @@ inline size_t stripScratchFloats(int64_t K, int threads) {
   return size_t(threads) * size_t(stripBlockFloats(K));
 }
 
+/// Called with rows [m0, m0 + rows) × columns [n0, n0 + cols) of C once
+/// they are stored, on the thread that stored them.
+using StripStoredFn = llvm::function_ref<void(int64_t m0, int64_t rows, int64_t n0, int64_t cols)>;
+
 /// C[M×N] = act(A·B + bias) with A strip-packed, B produced block by block
 /// by `fill` (a copy of the input, or patches gathered for a convolution),
 /// C row-major (ldc), bias per row (or null). With `schedules` (of this M
 /// and N) the work is shared over at most schedules->maxThreads() OpenMP
 /// threads unless a region runs already; without, it runs on the calling
 /// thread. `scratch` (64-byte aligned) holds stripScratchFloats(K, threads).
+/// `stored`, if given, sees each block of C as it is done.
 void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlockFn fill, float *C,
                 int64_t ldc, const float *bias, Act act, float slope,
-                const StripSchedules *schedules, float *scratch);
+                const StripSchedules *schedules, float *scratch, StripStoredFn stored = {});
 
 /// The same with B row-major (leading dimension ldb).
 void gemmStrips(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb, int64_t N,
                 float *C, int64_t ldc, const float *bias, Act act, float slope,
-                const StripSchedules *schedules, float *scratch);
+                const StripSchedules *schedules, float *scratch, StripStoredFn stored = {});
 
 } // namespace kc::rt

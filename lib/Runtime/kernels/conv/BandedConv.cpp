@@ -32,7 +32,7 @@ public:
     return size_t(threads_) * size_t(perThread()) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *ws) const override {
+  void runConv(const float *x, float *y, float *ws, const BlockEpilogue &) const override {
     const Tensor &packed =
         packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, p_, true); });
     const ConvGeometry &d = dw_.g;

@@ -23,6 +23,7 @@ public:
   BlasConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
       : ConvKernel(g, std::move(w)), choice_(c) {
     blocks_ = (g.OH + c.blockRows - 1) / c.blockRows;
+    takesExpression_ = true;
   }
 
   size_t workspaceBytes() const override {
@@ -33,14 +34,14 @@ public:
     return std::max(whole, perThread) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *ws) const override {
+  void runConv(const float *x, float *y, float *ws, const BlockEpilogue &ep) const override {
     const ConvGeometry &g = g_;
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
     const int threads = std::min(omp_get_max_threads(), threads_);
     forEachGroup(x, y, [&](const float *xg, float *yg, const float *bg, int64_t grp) {
       const float *wg = w_.w.data<float>() + grp * OCg * K;
       if (threads > 1 && blocks_ >= choice_.minBlocksPerThread * threads) {
-        blockedGemm(xg, yg, wg, bg, ws, threads);
+        blockedGemm(xg, yg, wg, bg, ws, threads, ep);
         return;
       }
       const float *B = xg;
@@ -49,13 +50,13 @@ public:
         B = ws;
       }
       sgemm(false, false, OCg, HW, K, 1.f, wg, K, B, HW, 0.f, yg, HW);
-      biasActivation(yg, OCg, HW, bg, act_, slope_);
+      ep(yg, OCg, HW, HW, bg);
     });
   }
 
 private:
   void blockedGemm(const float *xg, float *yg, const float *wg, const float *bias, float *ws,
-                   int threads) const {
+                   int threads, const BlockEpilogue &ep) const {
     const ConvGeometry &g = g_;
     const int64_t HW = g.outputs(), K = g.K(), OCg = g.OCg(), blockRows = choice_.blockRows;
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -71,8 +72,7 @@ private:
       }
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(OCg), int(cols), int(K), 1.f, wg,
                   int(K), B, int(ldb), 0.f, yg + c0, int(HW));
-      for (int64_t r = 0; r < OCg; ++r)
-        biasActivationRow(yg + r * HW + c0, cols, bias ? bias[r] : 0.f, act_, slope_);
+      ep(yg + c0, OCg, cols, HW, bias);
     }
   }
 

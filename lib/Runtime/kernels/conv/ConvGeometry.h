@@ -56,17 +56,18 @@ struct ConvWeights {
 };
 
 /// A convolution kernel: its geometry, weights and the threads its
-/// workspace is sized for; run() hands runConv the input, the output and
-/// the workspace.
+/// workspace is sized for; run() hands runConv the input, the output, the
+/// workspace and the epilogue.
 class ConvKernel : public FusableKernel {
 public:
   ConvKernel(const ConvGeometry &g, ConvWeights w);
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const final {
-    runConv(in[0]->data<float>(), out[0]->data<float>(), static_cast<float *>(ctx.workspace));
+    float *y = out[0]->data<float>();
+    runConv(in[0]->data<float>(), y, static_cast<float *>(ctx.workspace), epilogue(y, in));
   }
 
 protected:
-  virtual void runConv(const float *x, float *y, float *ws) const = 0;
+  virtual void runConv(const float *x, float *y, float *ws, const BlockEpilogue &ep) const = 0;
 
   /// Calls f(xg, yg, bg, grp) for each image and group: the group's input
   /// planes, output planes and bias (null without one).

@@ -32,7 +32,7 @@ public:
     return size_t(threads_) * size_t(planeFloats()) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *ws) const override {
+  void runConv(const float *x, float *y, float *ws, const BlockEpilogue &) const override {
     const ConvGeometry &g = g_;
     const float *bias = w_.bias();
     const int64_t HW = g.OH * g.OW;

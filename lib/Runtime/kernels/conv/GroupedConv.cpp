@@ -28,6 +28,7 @@ public:
   GroupedConvKernel(const ConvGeometry &g, ConvWeights w)
       : ConvKernel(g, std::move(w)),
         packed_(w_.source(), groupsLayout("conv-grouped", g_), w_.mapped) {
+    takesExpression_ = true;
     // Phase (a, b) of channel c holds padded rows a, a + SH, ... and
     // columns b, b + SW, ...; tap (kh, kw) of output (oh, ow) is at row
     // oh + kh·DH / SH, column ow + kw·DW / SW of phase (kh·DH % SH, kw·DW % SW).
@@ -46,7 +47,7 @@ public:
     return size_t(threads_) * size_t(perThread()) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *ws) const override {
+  void runConv(const float *x, float *y, float *ws, const BlockEpilogue &ep) const override {
     const ConvGeometry &g = g_;
     const uk::MicroKernels &uks = uk::microKernels();
     const Tensor &packed = packed_.get([&](const Tensor &w) { return pack(w); });
@@ -68,7 +69,7 @@ public:
           float *yg = y + (n * g.OC + grp * OCg) * OHW;
           for (int64_t o = 0; o < OCg; ++o)
             copyRows(yg + o * OHW, g.OW, rows + o * ldo, phaseW(), g.OH, g.OW);
-          biasActivation(yg, OCg, OHW, bias ? bias + grp * OCg : nullptr, act_, slope_);
+          ep(yg, OCg, OHW, OHW, bias ? bias + grp * OCg : nullptr);
         },
         threads_);
   }

@@ -19,14 +19,16 @@ namespace {
 
 class PanelConvKernel final : public ConvKernel {
 public:
-  using ConvKernel::ConvKernel;
+  PanelConvKernel(const ConvGeometry &g, ConvWeights w) : ConvKernel(g, std::move(w)) {
+    takesExpression_ = true;
+  }
 
   /// B's strips, then each thread's offsets for gathering patches.
   size_t workspaceBytes() const override {
     return (stripsFloats() + size_t(threads_) * offsetsFloats()) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *strips) const override {
+  void runConv(const float *x, float *y, float *strips, const BlockEpilogue &ep) const override {
     const ConvGeometry &g = g_;
     const Tensor &packed =
         packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, g, false); });
@@ -43,7 +45,7 @@ public:
         };
         gemmPackedFewColumns(A, OCg, K, HW, strip, yg, HW, strips, threads_);
       }
-      biasActivation(yg, OCg, HW, bg, act_, slope_);
+      ep(yg, OCg, HW, HW, bg);
     });
   }
 

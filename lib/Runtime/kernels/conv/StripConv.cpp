@@ -23,14 +23,16 @@ class StripConvKernel final : public ConvKernel {
 public:
   StripConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
       : ConvKernel(g, std::move(w)), choice_(c), schedules_(g.OCg(), g.outputs(), threads_),
-        packed_(w_.source(), groupsLayout(kStripLayout, g_), w_.mapped) {}
+        packed_(w_.source(), groupsLayout(kStripLayout, g_), w_.mapped) {
+    takesExpression_ = true;
+  }
 
   /// A block of B per thread, then the input split by column parity.
   size_t workspaceBytes() const override {
     return (stripScratchFloats(g_.K(), threads_) + splitFloats()) * sizeof(float);
   }
 
-  void runConv(const float *x, float *y, float *blocks) const override {
+  void runConv(const float *x, float *y, float *blocks, const BlockEpilogue &ep) const override {
     const ConvGeometry &g = g_;
     const Tensor &packed =
         packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, g, true); });
@@ -39,8 +41,15 @@ public:
     const bool parallel = std::min(omp_get_max_threads(), threads_) > 1;
     forEachGroup(x, y, [&](const float *xg, float *yg, const float *bg, int64_t grp) {
       const float *A = packed.data<float>() + grp * stripPackedSize(OCg, K);
+      // The expression's blocks as the strips of each block of columns are
+      // stored, while they are in cache.
+      auto stored = [&](int64_t m0, int64_t rows, int64_t n0, int64_t cols) {
+        ep.afterStore(yg + m0 * HW + n0, rows, cols, HW);
+      };
+      StripStoredFn after = ep.expr ? StripStoredFn(stored) : StripStoredFn();
       if (g.pointwise()) {
-        gemmStrips(A, OCg, K, xg, HW, HW, yg, HW, bg, act_, slope_, &schedules_, blocks);
+        gemmStrips(A, OCg, K, xg, HW, HW, yg, HW, bg, ep.storeAct(), slope_, &schedules_, blocks,
+                   after);
         return;
       }
       const float *src = xg;
@@ -51,7 +60,8 @@ public:
       auto patches = [&](int64_t n0, int64_t cols, float *block) {
         gatherPatches(src, block, kStripBlockLd, 0, Cg, g, n0, cols, choice_.splitColumns);
       };
-      gemmStrips(A, OCg, K, HW, patches, yg, HW, bg, act_, slope_, &schedules_, blocks);
+      gemmStrips(A, OCg, K, HW, patches, yg, HW, bg, ep.storeAct(), slope_, &schedules_, blocks,
+                 after);
     });
   }
 

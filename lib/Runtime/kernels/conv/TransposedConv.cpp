@@ -19,9 +19,10 @@ public:
     Cg_ = g.C / g.G;
     OCg_ = g.OC / g.G;
     rows_ = OCg_ * g.KH * g.KW;
+    takesExpression_ = true;
   }
   size_t workspaceBytes() const override { return size_t(rows_ * g_.H * g_.W) * sizeof(float); }
-  void runConv(const float *x, float *y, float *col) const override {
+  void runConv(const float *x, float *y, float *col, const BlockEpilogue &ep) const override {
     const ConvGeometry &g = g_;
     int64_t HWin = g.H * g.W, HW = g.OH * g.OW;
     std::memset(y, 0, size_t(g.N * g.OC * HW) * sizeof(float));
@@ -56,7 +57,7 @@ public:
             }
         });
         const float *bias = w_.bias() ? w_.bias() + grp * OCg_ : nullptr;
-        biasActivation(yg, OCg_, HW, bias, act_, slope_);
+        ep(yg, OCg_, HW, HW, bias);
       }
   }
 

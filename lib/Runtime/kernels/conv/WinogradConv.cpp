@@ -43,6 +43,7 @@ public:
       : N_(g.N), C_(g.C), H_(g.H), W_(g.W), OC_(g.OC), OH_(g.OH), OW_(g.OW), PH_(g.PH), PW_(g.PW),
         U_(w.source(), "winograd-4x4-3x3", w.mapped), b_(std::move(w.b)),
         mapped_(std::move(w.mapped)), threads_(omp_get_max_threads()) {
+    takesExpression_ = true;
     TH_ = (OH_ + 3) / 4, TW_ = (OW_ + 3) / 4, T_ = TH_ * TW_;
     // The 36 planes a tile touches are one padded cache line apart so they
     // do not all map to the same cache set when C·T is a power of two.
@@ -62,6 +63,7 @@ public:
     float *M = V + 36 * vStride_;                   // [36][OC][T], planes mStride_ apart
     float *planes = V + perThreadFloats(36 * (vStride_ + mStride_));
     const float *bias = b_.numel() ? b_.data<float>() : nullptr;
+    const BlockEpilogue ep = epilogue(out[0]->data<float>(), in);
     for (int64_t n = 0; n < N_; ++n) {
       const float *x = in[0]->data<float>() + n * C_ * H_ * W_;
       float *y = out[0]->data<float>() + n * OC_ * OH_ * OW_;
@@ -78,7 +80,7 @@ public:
         gemmPanels(U.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
                    M + p * mStride_, T_, fetch && item + 1 < 36 * steps);
       });
-      outputTransform(M, y, bias);
+      outputTransform(M, y, bias, ep);
     }
   }
 
@@ -146,14 +148,14 @@ private:
 
   int64_t planeFloats() const { return perThreadFloats((4 * TH_ + 2) * (4 * TW_ + 2) + 16); }
 
-  /// y[oc] = act(Aᵀ m A + bias) for every tile (f32_winograd43_output), then
-  /// bias and activation over the whole plane while it is in cache.
-  void outputTransform(const float *M, float *y, const float *bias) const {
+  /// y[oc] = Aᵀ m A for every tile (f32_winograd43_output), then the
+  /// epilogue over the whole plane while it is in cache.
+  void outputTransform(const float *M, float *y, const float *bias, const BlockEpilogue &ep) const {
     const uk::MicroKernels &uks = uk::microKernels();
     parallelFor(OC_, true, [&](int64_t oc) {
       float *plane = y + oc * OH_ * OW_;
       uks.winogradOutput(M + oc * T_, mStride_, TW_, T_, plane, OH_, OW_);
-      biasActivationRow(plane, OH_ * OW_, bias ? bias[oc] : 0.f, act_, slope_);
+      ep(plane, 1, OH_ * OW_, OH_ * OW_, bias ? bias + oc : nullptr);
     });
   }
 
