@@ -881,6 +881,25 @@ TEST_CASE("kernel: adaptive pools with uneven windows") {
     auto got = runOneOp(in, x, "F.adaptive_avg_pool2d(%x) {output_size=[4,4]}", out);
     expectClose(got, out, adaptiveRef(in, x, 4, 4, false), "adaptive avg 5x6");
   }
+  // Windows of whole rows are summed as one run in 16 lanes, others row by
+  // row; 13x17 planes leave tails of each. A NaN in a max window wins.
+  SUBCASE("global AdaptiveAvgPool2d and AdaptiveMaxPool2d on 13x17, and 2 columns wide") {
+    Dims in{2, 5, 13, 17};
+    auto x = uniform(rng, count(in));
+    for (bool isMax : {false, true}) {
+      std::string op = isMax ? "nn.AdaptiveMaxPool2d" : "nn.AdaptiveAvgPool2d";
+      Dims g{2, 5, 1, 1}, cols{2, 5, 1, 2};
+      expectClose(runOneOp(in, x, op + "(%x) {output_size=[1,1]}", g),
+                  g, adaptiveRef(in, x, 1, 1, isMax), op + " global");
+      expectClose(runOneOp(in, x, op + "(%x) {output_size=[1,2]}", cols), cols,
+                  adaptiveRef(in, x, 1, 2, isMax), op + " 1x2");
+    }
+    x[size_t(13 * 17 + 100)] = NAN; // plane 1
+    Dims g{2, 5, 1, 1};
+    rt::Tensor got = runOneOp(in, x, "nn.AdaptiveMaxPool2d(%x) {output_size=[1,1]}", g);
+    CHECK(std::isnan(got.data<float>()[1]));
+    CHECK(got.data<float>()[0] == doctest::Approx(adaptiveRef(in, x, 1, 1, true)[0]));
+  }
 }
 
 TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
