@@ -11,7 +11,7 @@
 //                                              }
 //                                              %2 = @fused_0(%0)
 //
-// Three patterns, each joining a call to the group that computes one of its
+// Four patterns, each joining a call to the group that computes one of its
 // data inputs, when that value is read by nothing else and is no model
 // output:
 //   - an activation (OpDef::activation) after an op that applies one in its
@@ -22,17 +22,21 @@
 //     bias added to a product (then `conv → add → relu` is one group);
 //   - a depthwise 2-D convolution after a pointwise one (1x1, stride 1, no
 //     padding, one group), each with its activation: the interpreter may
-//     then run the two in bands of rows that stay in cache.
-// An activation and a depthwise convolution join through their only data
-// input; an expression through the one input a group computes, its other
-// operands becoming the fused function's parameters. Whether a kernel
-// takes the activation or the expression, or the pair runs in bands, is
-// the interpreter's choice among its kernels; a group it cannot join runs
-// as its calls, one step each, with the same result.
+//     then run the two in bands of rows that stay in cache;
+//   - a pointwise convolution after an expression that scales its input
+//     per channel (x * s, s of shape [N or 1, C, 1, 1]: the gate of a
+//     squeeze-and-excitation block): the convolution may scale its input
+//     as it reads it, and the product is never stored.
+// An activation and a convolution join through their only data input; an expression through the one
+// input a group computes, its other operands becoming the fused function's parameters. Whether a
+// kernel takes the activation or the expression, or the pair runs in bands, is the interpreter's
+// choice among its kernels; a group it cannot join runs as its calls, one step each, with the same
+// result.
 //
 //===----------------------------------------------------------------------===//
 #include "kc/IR/Functor.h"
 #include "kc/IR/Op.h"
+#include "kc/IR/Rpn.h"
 #include "kc/IR/Uses.h"
 #include "kc/IR/WindowAttrs.h"
 #include "kc/Pass/Pass.h"
@@ -115,8 +119,37 @@ struct Group {
   bool takesActivation = false; ///< the last call applies no activation yet
   bool takesExpression = false; ///< the group is one op with an epilogue, nothing after it
   bool takesDepthwise = false;  ///< the group is a pointwise convolution (+ activation)
+  bool takesPointwise = false;  ///< the group is a per-channel scale
   size_t order = 0;             ///< groups made before this one
 };
+
+/// A call of an expression function computing x * s, a 4-d x of the
+/// result's type and s of shape [N or 1, C, 1, 1].
+bool isChannelScale(const CallNode &c, const Module &m) {
+  const FunctionNode *f = m.callee(c);
+  const TensorTypeNode *out = tensorOf(&c);
+  if (!f || !f->isPrimitive() || !out || out->rank() != 4 || c.numArgs() != 2)
+    return false;
+  auto prog = lowerToRpn(*f);
+  if (!prog) {
+    llvm::consumeError(prog.takeError());
+    return false;
+  }
+  const auto &code = prog->code;
+  if (code.size() != 3 || code[0].kind != RpnInstr::Kind::Arg ||
+      code[1].kind != RpnInstr::Kind::Arg || code[2].kind != RpnInstr::Kind::Apply ||
+      code[2].op->name() != "mul" || code[0].arg == code[1].arg)
+    return false;
+  for (unsigned x : {0u, 1u}) {
+    const TensorTypeNode *tx = tensorOf(c.arg(x).get()), *ts = tensorOf(c.arg(1 - x).get());
+    if (!tx || !ts || tx->dtype() != out->dtype() || tx->dims() != out->dims() || ts->rank() != 4)
+      continue;
+    auto d = ts->dims(), o = out->dims();
+    if ((d[0] == 1 || d[0] == o[0]) && d[1] == o[1] && d[2] == 1 && d[3] == 1)
+      return true;
+  }
+  return false;
+}
 
 /// Whether two values have one tensor type.
 bool sameTensorType(const ExprNode *a, const ExprNode *b) {
@@ -141,7 +174,7 @@ public:
       return;
     if (expression) {
       if (Group *g = takingExpression(c)) {
-        g->takesExpression = g->takesDepthwise = false;
+        g->takesExpression = g->takesDepthwise = g->takesPointwise = false;
         g->calls.push_back(&c);
         groupOf_[&c] = g;
         return;
@@ -149,10 +182,13 @@ public:
     }
     if (Group *g = joinable(c)) {
       if (isActivation(c) && g->takesActivation) {
-        g->takesActivation = g->takesExpression = false;
+        g->takesActivation = g->takesExpression = g->takesPointwise = false;
       } else if (isDepthwise(c) && g->takesDepthwise) {
         g->takesDepthwise = g->takesExpression = false;
         g->takesActivation = true;
+      } else if (isPointwise(c) && g->takesPointwise) {
+        g->takesPointwise = g->takesDepthwise = false;
+        g->takesActivation = g->takesExpression = true;
       } else {
         g = nullptr;
       }
@@ -171,6 +207,7 @@ public:
     g->takesActivation = true;
     g->takesExpression = !expression;
     g->takesDepthwise = isPointwise(c);
+    g->takesPointwise = expression && isChannelScale(c, m_);
     groupOf_[&c] = g;
   }
 
@@ -302,7 +339,8 @@ public:
   llvm::StringRef description() const override {
     return "Group each convolution, linear layer or matrix product with the elementwise "
            "expression and the activation after it, each float expression with its activation, "
-           "and a pointwise convolution with the depthwise one it feeds, into fused functions";
+           "and a pointwise convolution with the depthwise one it feeds and the per-channel "
+           "scale that feeds it, into fused functions";
   }
   llvm::Error run(Module &m) override {
     Function main = m.main();

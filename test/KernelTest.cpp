@@ -1810,7 +1810,81 @@ void checkConvEpilogue(const ConvSpec &s, const EpilogueExpr &e, const std::stri
     }
   }
 }
+
+/// x * s (s one value per channel, per image with `perImage`), then
+/// nn.Conv2d and ReLU: fuse-ops makes the three one group, and a 1x1
+/// convolution on the strip or panel kernel scales its input as it reads
+/// it (`takes`: one step), else the product is a step of its own.
+void checkScaledConv(const ConvSpec &s, bool perImage, bool takes, std::mt19937 &rng,
+                     const std::string &what, int threads) {
+  CAPTURE(what);
+  ConvShapes sh = convShapes(s);
+  const Dims &in = sh.in, &out = sh.out;
+  Dims ss{perImage ? s.N : 1, s.C, 1, 1};
+  auto x = uniform(rng, count(in)), w = uniform(rng, count(sh.weight)), b = uniform(rng, s.OC),
+       sc = uniform(rng, count(ss));
+  ModulePtr conv = convModule(s, w, b);
+  ModulePtr parsed = parseTyped("fn @scale(%x: f32" + rt::shapeToString(in) + ", %s: f32" +
+                                rt::shapeToString(ss) + ") -> f32" + rt::shapeToString(in) +
+                                " primitive {\n  %0 = mul(%x, %s) : f32" + rt::shapeToString(in) +
+                                "\n  return %0\n}\n\nfn @main(%a: f32[1]) -> f32[1] {\n  "
+                                "return %a\n}\n");
+  Function fn = parsed->lookup("scale");
+  auto m = std::make_shared<Module>();
+  m->add(fn);
+  Var xv = var("x", tensorType(DType::F32, in)), sv = var("s", tensorType(DType::F32, ss));
+  Call scaled = call(fn, {Expr(xv), Expr(sv)}, Attrs{}, std::vector<ArgKey>(2), "gate");
+  auto *c0 = llvm::cast<CallNode>(conv->main()->body().get());
+  std::vector<Expr> args{Expr(scaled)};
+  for (size_t i = 1; i < c0->numArgs(); ++i)
+    args.push_back(c0->arg(i));
+  Call c = call(c0->callee(), args, c0->attrs(), c0->keys(), "conv");
+  Call a = call("nn.ReLU", {Expr(c)}, {}, {}, "relu");
+  m->add(make<const FunctionNode>("main", std::vector<Var>{xv, sv}, Expr(a),
+                                  tensorType(DType::F32, out), false));
+  inferOrFail(*m);
+  test::fuseOps(*m);
+  std::vector<float> xs(x.size());
+  int64_t plane = s.H * s.W;
+  for (size_t i = 0; i < x.size(); ++i) {
+    int64_t n = int64_t(i) / (s.C * plane), ch = int64_t(i) / plane % s.C;
+    xs[i] = float(double(x[i]) * double(sc[size_t((perImage ? n * s.C : 0) + ch)]));
+  }
+  auto ref = convRef(s, xs, w, b, out[2], out[3]);
+  for (double &v : ref)
+    v = std::max(v, 0.0);
+  test::ScopedThreadCount restore;
+  for (bool fuse : {true, false}) {
+    auto cm = compileSteps(*m, fuse, threads, !fuse ? 3u : takes ? 1u : 2u);
+    for (int run = 0; run < 2; ++run) {
+      auto outs = cm->run({tensorOf(in, x), tensorOf(ss, sc)});
+      REQUIRE_MESSAGE(bool(outs), (outs ? "" : llvm::toString(outs.takeError())));
+      expectClose((*outs)[0], out, ref, what + (fuse ? " (fused)" : " (separate)"));
+    }
+  }
+}
 } // namespace
+
+TEST_CASE("kernel: a 1x1 convolution scales its input per channel as it reads it") {
+  // The gate of a squeeze-and-excitation block multiplied into the 1x1
+  // projection after it: the strip kernel scales each row of a block of
+  // its input as it copies it, the panel kernel each row of its strips.
+  std::mt19937 rng(2612);
+  for (int threads : {1, 2}) {
+    std::string on = " on " + std::to_string(threads) + " thread(s)";
+    checkScaledConv({1, 40, 13, 13, 20, 1, 1, 0, 1, 1, true}, false, true, rng,
+                    "1x1 40->20 on 13x13 (strip kernel)" + on, threads);
+    checkScaledConv({2, 40, 13, 13, 20, 1, 1, 0, 1, 1, true}, true, true, rng,
+                    "1x1 40->20 on 13x13, batch 2, a gate per image (strip kernel)" + on, threads);
+    checkScaledConv({2, 300, 7, 7, 17, 1, 1, 0, 1, 1, true}, true, true, rng,
+                    "1x1 300->17 on 7x7, a gate per image (panel kernel)" + on, threads);
+    checkScaledConv({2, 300, 7, 7, 17, 1, 1, 0, 1, 1, true}, false, true, rng,
+                    "1x1 300->17 on 7x7 (panel kernel)" + on, threads);
+    // Below 8 outputs the layer runs on OpenBLAS, which reads x as it lies.
+    checkScaledConv({1, 16, 9, 9, 4, 1, 1, 0, 1, 1, true}, false, false, rng,
+                    "1x1 16->4 (im2col and OpenBLAS)" + on, threads);
+  }
+}
 
 TEST_CASE("kernel: a convolution with the expression after it in its epilogue") {
   // Each convolution family stores blocks of its output with the bias

@@ -209,6 +209,8 @@ public:
   std::vector<std::vector<int64_t>> strides_; ///< per argument, over outer_
   std::vector<int> innerStride_;              ///< per argument: 1 contiguous, 0 broadcast
   std::vector<bool> resultShaped_;            ///< per argument: of the result's shape
+  std::vector<std::vector<int64_t>> argShapes_;
+  std::vector<int64_t> resultShape_;
   int64_t rows_ = 1, inner_ = 1;
   size_t convertedFloats_ = 0; ///< elements of the operands that are not f32
   unsigned depth_ = 1;
@@ -219,6 +221,7 @@ public:
   float slope_ = 0.f;
 
   friend class ExprOnOutput;
+  friend std::optional<ChannelScale> channelScale(const OpKernel &k);
 };
 
 /// An expression kernel's program applied in place to its operand `arg`.
@@ -273,6 +276,27 @@ private:
 };
 
 } // namespace
+
+std::optional<ChannelScale> channelScale(const OpKernel &kernel) {
+  auto *k = dynamic_cast<const ExprKernel *>(&kernel);
+  if (!k || k->boolResult_ || k->act_ != Act::None || k->convertedFloats_ ||
+      k->resultShape_.size() != 4 || k->code_.size() != 3)
+    return std::nullopt;
+  const auto &c = k->code_;
+  if (c[0].kind != Instr::Arg || c[1].kind != Instr::Arg || c[2].kind != Instr::Apply ||
+      c[2].code != Code::Mul || c[0].index == c[1].index)
+    return std::nullopt;
+  const std::vector<int64_t> &out = k->resultShape_;
+  for (unsigned x : {c[0].index, c[1].index}) {
+    unsigned s = x == c[0].index ? c[1].index : c[0].index;
+    const std::vector<int64_t> &ss = k->argShapes_[s];
+    bool perChannel = ss.size() == 4 && (ss[0] == 1 || ss[0] == out[0]) && ss[1] == out[1] &&
+                      ss[2] == 1 && ss[3] == 1;
+    if (k->resultShaped_[x] && perChannel)
+      return ChannelScale{x, s, ss[0] != 1};
+  }
+  return std::nullopt;
+}
 
 std::unique_ptr<OutputExpression> makeOutputExpression(const OpKernel &kernel, unsigned arg) {
   auto *k = dynamic_cast<const ExprKernel *>(&kernel);
@@ -342,6 +366,8 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
   k->boolResult_ = result == DType::Bool;
   for (const auto &s : argShapes)
     k->resultShaped_.push_back(s == *out);
+  k->argShapes_ = argShapes;
+  k->resultShape_ = *out;
   // Rewrite the program: size() of an argument is a compile-time literal
   // (shapes are static); every other op must be a float op.
   struct Entry {

@@ -129,6 +129,7 @@ private:
   bool foldActivation(const CallNode &c, ScheduleStep &step, llvm::ArrayRef<unsigned> outs);
   bool foldExpression(const CallNode &c, const OpKernel &kernel, const ScheduleStep &step,
                       llvm::ArrayRef<unsigned> outs);
+  void absorbInputScale(const CallNode &c, OpKernel &kernel, ScheduleStep &step);
   bool absorbReader(const CallNode &c, std::unique_ptr<OpKernel> &kernel, const ScheduleStep &step,
                     llvm::ArrayRef<unsigned> outs);
 
@@ -290,6 +291,30 @@ bool Scheduler::foldExpression(const CallNode &c, const OpKernel &kernel, const 
   return true;
 }
 
+/// A kernel whose only data input is a per-channel scale (x * s, the gate
+/// of a squeeze-and-excitation block) computed by the step just before it
+/// in its group, and read by it alone, may scale its input as it reads it:
+/// its step then reads x and s, and the step computing the product goes.
+void Scheduler::absorbInputScale(const CallNode &c, OpKernel &kernel, ScheduleStep &step) {
+  if (!inGroup_ || !opts_.fuse || step.inputs.size() != 1 || s_.steps.size() <= groupFirstStep_)
+    return;
+  const ExprNode *src = c.dataArgs()[0];
+  auto st = stepOf_.find(src);
+  size_t last = s_.steps.size() - 1;
+  if (st == stepOf_.end() || st->second != last || !readByOneOnly(src))
+    return;
+  ScheduleStep &prev = s_.steps[last];
+  std::optional<ChannelScale> cs = channelScale(*prev.kernel);
+  if (prev.outputs.size() != 1 || s_.root(prev.outputs[0]) != s_.root(step.inputs[0]) || !cs ||
+      !kernel.fuseInputScale(cs->perImage))
+    return;
+  step.inputs = {prev.inputs[cs->x], prev.inputs[cs->s]};
+  step.op = prev.op + "+" + step.op;
+  step.flops = plusFlops(prev.flops, step.flops);
+  stepOf_.erase(src);
+  s_.steps.pop_back();
+}
+
 /// An op whose only data input is the single output of a step, read by
 /// nothing else, may be absorbed whole into that step (a 1x1 expansion
 /// takes the depthwise layer after it): the step then writes this op's
@@ -406,6 +431,8 @@ void Scheduler::visit(const Expr &e) {
   if (err_)
     return;
   ids_[n] = outs;
+  if (!isExpr)
+    absorbInputScale(*c, **kernel, step);
   if (foldActivation(*c, step, outs) || (isExpr && foldExpression(*c, **kernel, step, outs)) ||
       (!isExpr && absorbReader(*c, *kernel, step, outs)))
     return;

@@ -12,6 +12,8 @@
 
 #include "kc/Runtime/OpKernel.h"
 
+#include <optional>
+
 namespace kc::rt {
 
 /// A kernel for `call`, whose callee is the primitive function `fn`.
@@ -38,5 +40,15 @@ public:
 /// is not f32, the operand `arg` not of the result's shape, an activation
 /// taken already, or a program that needs more scratch than a block's.
 std::unique_ptr<OutputExpression> makeOutputExpression(const OpKernel &k, unsigned arg);
+
+/// The operands of an expression kernel computing x * s, a 4-d x of the
+/// result's shape times one value per channel (s of shape [N or 1, C, 1,
+/// 1]: the gate of a squeeze-and-excitation block), the kernel that reads
+/// the product may scale its input as it reads it instead.
+struct ChannelScale {
+  unsigned x, s; ///< operand indices
+  bool perImage; ///< s has one row of C values per image (N > 1)
+};
+std::optional<ChannelScale> channelScale(const OpKernel &k);
 
 } // namespace kc::rt

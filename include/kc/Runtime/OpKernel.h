@@ -66,6 +66,10 @@ public:
   virtual bool fuseExpression(std::unique_ptr<OutputExpression> &e, unsigned firstOperand) {
     return false;
   }
+  /// Takes a per-channel scale of its only data input into its reads of
+  /// that input (x * s, s one value per channel, per image if `perImage`):
+  /// run() then gets x and, as input 1, s. False if it cannot.
+  virtual bool fuseInputScale(bool perImage) { return false; }
   /// Offered `next`, the kernel of this kernel's only reader: a kernel
   /// doing the work of both (reading this one's inputs, writing what
   /// `next` would have) where the two run better as one, else null.

@@ -82,9 +82,11 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, int64_t N,
                           ColumnStripFn fill, float *C, int64_t ldc, float *scratch,
                           int maxThreads = 0);
 
-/// The same with B row-major (leading dimension ldb).
+/// The same with B row-major (leading dimension ldb), its row k scaled by
+/// rowScale[k] as it is copied (when given).
 void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb,
-                          int64_t N, float *C, int64_t ldc, float *scratch);
+                          int64_t N, float *C, int64_t ldc, float *scratch,
+                          const float *rowScale = nullptr);
 
 /// Y[rows × M] (leading dimension ldy) = X[rows × K] (ldx) · Aᵀ with A
 /// (M × K) packed: a linear layer on few rows (a small transformer's

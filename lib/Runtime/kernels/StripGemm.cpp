@@ -127,7 +127,20 @@ void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBloc
 
 void gemmStrips(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb, int64_t N,
                 float *C, int64_t ldc, const float *bias, Act act, float slope,
-                const StripSchedules *schedules, float *scratch, StripStoredFn stored) {
+                const StripSchedules *schedules, float *scratch, StripStoredFn stored,
+                const float *rowScale) {
+  if (rowScale) {
+    auto scaled = [&](int64_t n0, int64_t cols, float *block) {
+      for (int64_t k = 0; k < K; ++k) {
+        const float *b = B + k * ldb + n0;
+        float *o = block + k * kStripBlockLd, s = rowScale[k];
+        for (int64_t j = 0; j < cols; ++j)
+          o[j] = b[j] * s;
+      }
+    };
+    return gemmStrips(packedA, M, K, N, scaled, C, ldc, bias, act, slope, schedules, scratch,
+                      stored);
+  }
   // Rows of at most 64 floats, copied by inline vector moves: through
   // memcpy, the calls cost 8 % of mobilenet_v2's time.
   auto copy = [&](int64_t n0, int64_t cols, float *block) {

@@ -94,9 +94,11 @@ void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBloc
                 int64_t ldc, const float *bias, Act act, float slope,
                 const StripSchedules *schedules, float *scratch, StripStoredFn stored = {});
 
-/// The same with B row-major (leading dimension ldb).
+/// The same with B row-major (leading dimension ldb), its row k scaled by
+/// rowScale[k] as it is copied (when given).
 void gemmStrips(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb, int64_t N,
                 float *C, int64_t ldc, const float *bias, Act act, float slope,
-                const StripSchedules *schedules, float *scratch, StripStoredFn stored = {});
+                const StripSchedules *schedules, float *scratch, StripStoredFn stored = {},
+                const float *rowScale = nullptr);
 
 } // namespace kc::rt

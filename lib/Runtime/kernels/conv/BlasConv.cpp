@@ -38,20 +38,21 @@ public:
     const ConvGeometry &g = g_;
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
     const int threads = std::min(omp_get_max_threads(), threads_);
-    forEachGroup(x, y, [&](const float *xg, float *yg, const float *bg, int64_t grp) {
-      const float *wg = w_.w.data<float>() + grp * OCg * K;
-      if (threads > 1 && blocks_ >= choice_.minBlocksPerThread * threads) {
-        blockedGemm(xg, yg, wg, bg, ws, threads, ep);
-        return;
-      }
-      const float *B = xg;
-      if (!g.pointwise()) {
-        im2col(xg, ws, Cg, g, 0, g.OH, true);
-        B = ws;
-      }
-      sgemm(false, false, OCg, HW, K, 1.f, wg, K, B, HW, 0.f, yg, HW);
-      ep(yg, OCg, HW, HW, bg);
-    });
+    forEachGroup(x, nullptr, y,
+                 [&](const float *xg, const float *, float *yg, const float *bg, int64_t grp) {
+                   const float *wg = w_.w.data<float>() + grp * OCg * K;
+                   if (threads > 1 && blocks_ >= choice_.minBlocksPerThread * threads) {
+                     blockedGemm(xg, yg, wg, bg, ws, threads, ep);
+                     return;
+                   }
+                   const float *B = xg;
+                   if (!g.pointwise()) {
+                     im2col(xg, ws, Cg, g, 0, g.OH, true);
+                     B = ws;
+                   }
+                   sgemm(false, false, OCg, HW, K, 1.f, wg, K, B, HW, 0.f, yg, HW);
+                   ep(yg, OCg, HW, HW, bg);
+                 });
   }
 
 private:

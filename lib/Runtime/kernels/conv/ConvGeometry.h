@@ -57,32 +57,53 @@ struct ConvWeights {
 
 /// A convolution kernel: its geometry, weights and the threads its
 /// workspace is sized for; run() hands runConv the input, the output, the
-/// workspace and the epilogue.
+/// workspace and the epilogue (runScaledConv also the input's scale, for
+/// kernels that take one).
 class ConvKernel : public FusableKernel {
 public:
   ConvKernel(const ConvGeometry &g, ConvWeights w);
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const final {
     float *y = out[0]->data<float>();
-    runConv(in[0]->data<float>(), y, static_cast<float *>(ctx.workspace), epilogue(y, in));
+    float *ws = static_cast<float *>(ctx.workspace);
+    if (scaled_)
+      runScaledConv(in[0]->data<float>(), in[1]->data<float>(), y, ws, epilogue(y, in));
+    else
+      runConv(in[0]->data<float>(), y, ws, epilogue(y, in));
+  }
+
+  bool fuseInputScale(bool perImage) override {
+    if (!takesInputScale_ || scaled_ || expr_)
+      return false;
+    scaled_ = true;
+    scalePerImage_ = perImage;
+    return true;
   }
 
 protected:
   virtual void runConv(const float *x, float *y, float *ws, const BlockEpilogue &ep) const = 0;
+  /// The convolution of x scaled by `scale` per input channel (per image
+  /// if scalePerImage_), for kernels that set takesInputScale_.
+  virtual void runScaledConv(const float *x, const float *scale, float *y, float *ws,
+                             const BlockEpilogue &ep) const {}
 
-  /// Calls f(xg, yg, bg, grp) for each image and group: the group's input
-  /// planes, output planes and bias (null without one).
-  template <class F> void forEachGroup(const float *x, float *y, F &&f) const {
+  /// Calls f(xg, sg, yg, bg, grp) for each image and group: the group's
+  /// input planes, their scales (null without), output planes and bias
+  /// (null without one).
+  template <class F> void forEachGroup(const float *x, const float *scale, float *y, F &&f) const {
     const ConvGeometry &g = g_;
     const float *bias = w_.bias();
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.G; ++grp)
-        f(x + (n * g.C + grp * g.Cg()) * g.H * g.W, y + (n * g.OC + grp * g.OCg()) * g.outputs(),
-          bias ? bias + grp * g.OCg() : nullptr, grp);
+        f(x + (n * g.C + grp * g.Cg()) * g.H * g.W,
+          scale ? scale + (scalePerImage_ ? n * g.C : 0) + grp * g.Cg() : nullptr,
+          y + (n * g.OC + grp * g.OCg()) * g.outputs(), bias ? bias + grp * g.OCg() : nullptr, grp);
   }
 
   ConvGeometry g_;
   ConvWeights w_;
   int threads_;
+  bool takesInputScale_ = false; ///< set by kernels that implement runScaledConv
+  bool scaled_ = false, scalePerImage_ = false;
 };
 
 /// Weight and bias of call `c`, the weight read in place where it can be;

@@ -21,6 +21,7 @@ class PanelConvKernel final : public ConvKernel {
 public:
   PanelConvKernel(const ConvGeometry &g, ConvWeights w) : ConvKernel(g, std::move(w)) {
     takesExpression_ = true;
+    takesInputScale_ = g.pointwise();
   }
 
   /// B's strips, then each thread's offsets for gathering patches.
@@ -29,24 +30,30 @@ public:
   }
 
   void runConv(const float *x, float *y, float *strips, const BlockEpilogue &ep) const override {
+    runScaledConv(x, nullptr, y, strips, ep);
+  }
+
+  void runScaledConv(const float *x, const float *scale, float *y, float *strips,
+                     const BlockEpilogue &ep) const override {
     const ConvGeometry &g = g_;
     const Tensor &packed =
         packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, g, false); });
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
     float *offsets = strips + stripsFloats();
-    forEachGroup(x, y, [&](const float *xg, float *yg, const float *bg, int64_t grp) {
-      const float *A = packed.data<float>() + grp * packedSize(OCg, K);
-      if (g.pointwise()) {
-        gemmPackedFewColumns(A, OCg, K, xg, HW, HW, yg, HW, strips);
-      } else {
-        auto strip = [&](int64_t n0, int64_t cols, float *o) {
-          float *mine = offsets + omp_get_thread_num() * offsetsFloats();
-          gatherPatchStrip(xg, Cg, g, n0, cols, o, mine);
-        };
-        gemmPackedFewColumns(A, OCg, K, HW, strip, yg, HW, strips, threads_);
-      }
-      ep(yg, OCg, HW, HW, bg);
-    });
+    forEachGroup(x, scale, y,
+                 [&](const float *xg, const float *sg, float *yg, const float *bg, int64_t grp) {
+                   const float *A = packed.data<float>() + grp * packedSize(OCg, K);
+                   if (g.pointwise()) {
+                     gemmPackedFewColumns(A, OCg, K, xg, HW, HW, yg, HW, strips, sg);
+                   } else {
+                     auto strip = [&](int64_t n0, int64_t cols, float *o) {
+                       float *mine = offsets + omp_get_thread_num() * offsetsFloats();
+                       gatherPatchStrip(xg, Cg, g, n0, cols, o, mine);
+                     };
+                     gemmPackedFewColumns(A, OCg, K, HW, strip, yg, HW, strips, threads_);
+                   }
+                   ep(yg, OCg, HW, HW, bg);
+                 });
   }
 
 private:

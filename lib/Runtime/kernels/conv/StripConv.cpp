@@ -25,6 +25,7 @@ public:
       : ConvKernel(g, std::move(w)), choice_(c), schedules_(g.OCg(), g.outputs(), threads_),
         packed_(w_.source(), groupsLayout(kStripLayout, g_), w_.mapped) {
     takesExpression_ = true;
+    takesInputScale_ = g.pointwise();
   }
 
   /// A block of B per thread, then the input split by column parity.
@@ -33,42 +34,49 @@ public:
   }
 
   void runConv(const float *x, float *y, float *blocks, const BlockEpilogue &ep) const override {
+    runScaledConv(x, nullptr, y, blocks, ep);
+  }
+
+  void runScaledConv(const float *x, const float *scale, float *y, float *blocks,
+                     const BlockEpilogue &ep) const override {
     const ConvGeometry &g = g_;
     const Tensor &packed =
         packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, g, true); });
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
     float *split = blocks + stripScratchFloats(K, threads_);
     const bool parallel = std::min(omp_get_max_threads(), threads_) > 1;
-    forEachGroup(x, y, [&](const float *xg, float *yg, const float *bg, int64_t grp) {
-      const float *A = packed.data<float>() + grp * stripPackedSize(OCg, K);
-      // The expression's blocks as the strips of each block of columns are
-      // stored, while they are in cache.
-      auto stored = [&](int64_t m0, int64_t rows, int64_t n0, int64_t cols) {
-        ep.afterStore(yg + m0 * HW + n0, rows, cols, HW);
-      };
-      StripStoredFn after = ep.expr ? StripStoredFn(stored) : StripStoredFn();
-      if (g.pointwise()) {
-        gemmStrips(A, OCg, K, xg, HW, HW, yg, HW, bg, ep.storeAct(), slope_, &schedules_, blocks,
-                   after);
-        return;
-      }
-      const float *src = xg;
-      if (choice_.splitColumns) {
-        splitColumns(xg, split, Cg * g.H, g.W, parallel);
-        src = split;
-      }
-      auto patches = [&](int64_t n0, int64_t cols, float *block) {
-        gatherPatches(src, block, kStripBlockLd, 0, Cg, g, n0, cols, choice_.splitColumns);
-      };
-      gemmStrips(A, OCg, K, HW, patches, yg, HW, bg, ep.storeAct(), slope_, &schedules_, blocks,
-                 after);
-    });
+    forEachGroup(x, scale, y,
+                 [&](const float *xg, const float *sg, float *yg, const float *bg, int64_t grp) {
+                   const float *A = packed.data<float>() + grp * stripPackedSize(OCg, K);
+                   // The expression's blocks as the strips of each block of columns are
+                   // stored, while they are in cache.
+                   auto stored = [&](int64_t m0, int64_t rows, int64_t n0, int64_t cols) {
+                     ep.afterStore(yg + m0 * HW + n0, rows, cols, HW);
+                   };
+                   StripStoredFn after = ep.expr ? StripStoredFn(stored) : StripStoredFn();
+                   if (g.pointwise()) {
+                     gemmStrips(A, OCg, K, xg, HW, HW, yg, HW, bg, ep.storeAct(), slope_,
+                                &schedules_, blocks, after, sg);
+                     return;
+                   }
+                   const float *src = xg;
+                   if (choice_.splitColumns) {
+                     splitColumns(xg, split, Cg * g.H, g.W, parallel);
+                     src = split;
+                   }
+                   auto patches = [&](int64_t n0, int64_t cols, float *block) {
+                     gatherPatches(src, block, kStripBlockLd, 0, Cg, g, n0, cols,
+                                   choice_.splitColumns);
+                   };
+                   gemmStrips(A, OCg, K, HW, patches, yg, HW, bg, ep.storeAct(), slope_,
+                              &schedules_, blocks, after);
+                 });
   }
 
   /// A 1×1 layer takes the depthwise layer after it when chooseBands says
   /// so: the two then run in bands of rows (BandedConv.cpp).
   std::unique_ptr<OpKernel> absorb(OpKernel &next) override {
-    auto dw = depthwiseParts(next);
+    auto dw = scaled_ ? std::nullopt : depthwiseParts(next);
     if (!dw)
       return nullptr;
     auto plan = chooseBands(g_, dw->g, dw->choice, threads_);
