@@ -116,7 +116,7 @@ void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, in
     }
   }
   if (!e.clampOnly)
-    biasActInPlace<typename T::Narrow>(dst, OH * OW, e.act, e.slope);
+    depthwiseActivate<T>(e, dst, OH * OW);
 }
 
 /// DepthwisePad1Fn at stride S.
@@ -161,7 +161,7 @@ void f32_dwconv3x3_pad1(const float *src, float *dst, int64_t H, int64_t W, int6
     for (int64_t ow = last + 1; ow < OW; ++ow)
       row[ow] = edge(r, ow);
     if (!e.clampOnly)
-      biasActInPlace<T>(row, OW, e.act, e.slope);
+      depthwiseActivate<T>(e, row, OW);
   }
 }
 
@@ -189,7 +189,7 @@ void f32_dwconv3x3_padded(const float *pad, int64_t PWt, float *dst, int64_t OH,
       storeFirst<T>(row + ow, v, oh * OW + ow + L <= OH * OW, OW);
     }
     if (!e.clampOnly)
-      biasActInPlace<T>(row, OW, e.act, e.slope);
+      depthwiseActivate<T>(e, row, OW);
   }
 }
 

@@ -78,7 +78,7 @@ void f32_dwconv_padded(const float *pad, int64_t PWt, float *dst, int64_t OH, in
   for (; oh < OH; ++oh)
     rows(std::integral_constant<int, 1>{}, oh);
   if (!e.clampOnly)
-    biasActInPlace<T>(dst, OH * OW, e.act, e.slope);
+    depthwiseActivate<T>(e, dst, OH * OW);
 }
 
 } // namespace kc::uk::KC_UK_ISA

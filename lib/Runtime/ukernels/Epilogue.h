@@ -10,7 +10,7 @@ namespace kc::uk::KC_UK_ISA {
 
 /// BiasActFn: p[j] = act(p[j] + bias) with one bias for the row
 /// (PerElement false, bias[0]) or one per value (bias[j]), a vector at a
-/// time, the tail one by one.
+/// time, the tail through lane masks where they are fast, else one by one.
 template <class T, Act A, bool PerElement>
 void f32_bias_act(float *p, int64_t n, const float *bias, float slope) {
   using V = typename T::V;
@@ -20,6 +20,14 @@ void f32_bias_act(float *p, int64_t n, const float *bias, float slope) {
   for (; j + L <= n; j += L) {
     V v = T::add(T::load(p + j), PerElement ? T::load(bias + j) : b);
     T::store(p + j, vact<T, A>(v, slope));
+  }
+  if constexpr (T::kFastMasks) {
+    if (j < n) {
+      auto m = T::firstLanes(n - j);
+      V v = T::add(T::maskLoad(m, p + j), PerElement ? T::maskLoad(m, bias + j) : b);
+      T::maskStore(p + j, m, vact<T, A>(v, slope));
+    }
+    return;
   }
   for (; j < n; ++j)
     p[j] = applyAct(A, p[j] + bias[PerElement ? j : 0], slope);
@@ -41,6 +49,15 @@ template <class T> void biasActInPlace(float *p, int64_t n, Act act, float slope
   case Act::GeluTanh:
     return f32_bias_act<T, Act::GeluTanh, false>(p, n, &zero, slope);
   }
+}
+
+/// A depthwise loop's activation over n values in place (e.clampOnly
+/// false): e.activate if set, else on T.
+template <class T> void depthwiseActivate(const DepthwiseEpilogue &e, float *p, int64_t n) {
+  const float zero = 0.f;
+  if (e.activate)
+    return e.activate(p, n, &zero, e.slope);
+  biasActInPlace<T>(p, n, e.act, e.slope);
 }
 
 } // namespace kc::uk::KC_UK_ISA

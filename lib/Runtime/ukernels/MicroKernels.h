@@ -61,14 +61,19 @@ struct Prefetch {
   int64_t step = 0, advance = 0;
 };
 
-/// How the 3x3 depthwise loops finish an output: clamped to [lo, hi]
-/// (ReLU, ReLU6, or open for none) in the same loop; when !clampOnly, `act`
-/// then runs over the plane.
+/// p[j] = act(p[j] + bias[PerElement ? j : 0]) for j < n.
+using BiasActFn = void (*)(float *p, int64_t n, const float *bias, float slope);
+
+/// How the depthwise loops finish an output: clamped to [lo, hi] (ReLU,
+/// ReLU6, or open for none) in the same loop; when !clampOnly, `act` then
+/// runs over the plane, through `activate` when set (the process's widest
+/// f32_bias_act: the 8-lane loops' own form would halve its width).
 struct DepthwiseEpilogue {
   float lo, hi;
   bool clampOnly;
   Act act;
   float slope;
+  BiasActFn activate = nullptr;
 };
 
 /// C[rows × cols] = act(A · B + bias): one strip of A (K groups of 6
@@ -136,9 +141,6 @@ using WinogradInputFn = void (*)(const float *pad, int64_t PWt, int64_t TW, int6
 /// readable past T) into the OH×OW plane, tiles clipped at its edges.
 using WinogradOutputFn = void (*)(const float *m, int64_t mStride, int64_t TW, int64_t T,
                                   float *plane, int64_t OH, int64_t OW);
-
-/// p[j] = act(p[j] + bias[PerElement ? j : 0]) for j < n.
-using BiasActFn = void (*)(float *p, int64_t n, const float *bias, float slope);
 
 /// row[ow] = max(t[2ow], t[2ow + 1] (, t[2ow + 2] when kw == 3)) for ow <
 /// OW, NaN where any is; t readable 18 floats past the last window.

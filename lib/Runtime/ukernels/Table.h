@@ -26,8 +26,8 @@ template <class T> MicroKernels buildTable(const char *isa) {
   unroll<kNumActs>([&](auto a) {
     constexpr Act A = Act(decltype(a)::value);
     t.gemmStrip[a] = &f32_gemm_strip<T, A>;
-    t.biasAct[a][0] = &f32_bias_act<N, A, false>;
-    t.biasAct[a][1] = &f32_bias_act<N, A, true>;
+    t.biasAct[a][0] = &f32_bias_act<T, A, false>;
+    t.biasAct[a][1] = &f32_bias_act<T, A, true>;
   });
   t.panelsPerStep = T::kLanes >= 16 ? 2 : 1;
   t.panelBlockCols = kPanelMaxCols<T>;

@@ -91,7 +91,12 @@ public:
   static uk::DepthwiseEpilogue epilogue(Act act, float slope) {
     constexpr float inf = std::numeric_limits<float>::infinity();
     bool relu = act == Act::Relu || act == Act::Relu6;
-    return {relu ? 0.f : -inf, act == Act::Relu6 ? 6.f : inf, act == Act::None || relu, act, slope};
+    return {relu ? 0.f : -inf,
+            act == Act::Relu6 ? 6.f : inf,
+            act == Act::None || relu,
+            act,
+            slope,
+            uk::microKernels().biasAct[int(act)][0]};
   }
 
 private:
