@@ -2,7 +2,7 @@
 //
 // One channel plane of a depthwise layer of any kernel size and dilation,
 // at stride 1 or 2, from a zero-padded copy of the plane: a vector of
-// outputs a step, for four output rows at once, each summing its KH·KW
+// outputs a step, for four output rows at once (the last 1-3 together), each summing its KH·KW
 // taps in a register (four independent chains of multiply-adds) and
 // written once, ReLU and ReLU6 applied as a clamp in the same loop. Rows
 // are stored as f32_dwconv3x3_padded stores them: a row ends with a step
@@ -75,8 +75,11 @@ void f32_dwconv_padded(const float *pad, int64_t PWt, float *dst, int64_t OH, in
   int64_t oh = 0;
   for (; oh + kRows <= OH; oh += kRows)
     rows(std::integral_constant<int, kRows>{}, oh);
-  for (; oh < OH; ++oh)
-    rows(std::integral_constant<int, 1>{}, oh);
+  // The last 1-3 rows together: one row at a time, each waited on its
+  // single chain of multiply-adds (a 7x7 plane's last three rows took as
+  // long as the first four).
+  if (oh < OH)
+    withWidth<kRows - 1>(OH - oh, [&](auto count) { rows(count, oh); });
   if (!e.clampOnly)
     depthwiseActivate<T>(e, dst, OH * OW);
 }
