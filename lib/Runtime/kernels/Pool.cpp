@@ -282,33 +282,43 @@ KC_REGISTER_KERNEL(avgpool1d, "nn.AvgPool1d", withShapes<makePool<false>>);
 KC_REGISTER_KERNEL(avgpool2d, "nn.AvgPool2d", withShapes<makePool<false>>);
 
 /// The sum or the NaN-propagating maximum of rows [h0, h1) × columns
-/// [w0, w1) of a plane W wide, in 16 running lanes: one running value
-/// waits on each add in turn (the global pools of squeeze-and-excitation
-/// blocks ran at 2-4 GB/s). A window of whole rows is one run.
+/// [w0, w1) of a plane W wide, in two running vectors of 8 lanes: one
+/// running value waits on each add in turn (the global pools of
+/// squeeze-and-excitation blocks ran at 2-4 GB/s), and an array of 16
+/// lanes stayed in memory. A window of whole rows is one run.
 template <bool IsMax>
 float windowReduce(const float *plane, int64_t W, int64_t h0, int64_t h1, int64_t w0,
                    int64_t w1) {
-  constexpr int kLanes = 16;
+  typedef float Eight __attribute__((vector_size(32)));
   const float init = IsMax ? -INFINITY : 0.f;
-  float acc[kLanes];
-  std::fill(acc, acc + kLanes, init);
+  auto take = [](auto a, auto v) {
+    if constexpr (IsMax)
+      return (v > a) | (v != v) ? v : a;
+    else
+      return a + v;
+  };
+  Eight a0 = Eight{} + init, a1 = a0;
   float tail = init;
-  auto take = [](float a, float v) { return IsMax ? ((v > a || std::isnan(v)) ? v : a) : a + v; };
   bool wholeRows = w0 == 0 && w1 == W;
   int64_t runs = wholeRows ? 1 : h1 - h0, n = wholeRows ? (h1 - h0) * W : w1 - w0;
   for (int64_t r = 0; r < runs; ++r) {
     const float *p = plane + (h0 + r) * W + w0;
     int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-      for (int j = 0; j < kLanes; ++j)
-        acc[j] = take(acc[j], p[i + j]);
+    for (; i + 16 <= n; i += 16) {
+      Eight x0, x1;
+      std::memcpy(&x0, p + i, sizeof x0);
+      std::memcpy(&x1, p + i + 8, sizeof x1);
+      a0 = take(a0, x0);
+      a1 = take(a1, x1);
+    }
     for (; i < n; ++i)
       tail = take(tail, p[i]);
   }
-  for (int half = kLanes / 2; half > 0; half /= 2)
-    for (int j = 0; j < half; ++j)
-      acc[j] = take(acc[j], acc[j + half]);
-  return take(acc[0], tail);
+  a0 = take(a0, a1);
+  float r = tail;
+  for (int j = 0; j < 8; ++j)
+    r = take(r, a0[j]);
+  return r;
 }
 
 /// Adaptive pooling: window i spans [floor(i*in/out), ceil((i+1)*in/out)).
