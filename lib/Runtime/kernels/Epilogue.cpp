@@ -17,15 +17,6 @@ void rowBiasActivation(float *p, int64_t n, const float *bias, Act act, float sl
     biasActivationRow(p, n, 0.f, act, slope);
 }
 
-void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, Act act,
-                    float slope) {
-  if (!bias && act == Act::None)
-    return;
-  parallelFor(rows, rows * cols > 65536, [&](int64_t r) {
-    biasActivationRow(data + r * cols, cols, bias ? bias[r] : 0.f, act, slope);
-  });
-}
-
 void BlockEpilogue::operator()(float *block, int64_t rows, int64_t cols, int64_t ld,
                                const float *bias) const {
   if (!expr && !bias && act == Act::None)

@@ -21,10 +21,6 @@ void biasActivationRow(float *p, int64_t n, float bias, Act act, float slope);
 /// layer's epilogue, one bias per output feature.
 void rowBiasActivation(float *p, int64_t n, const float *bias, Act act, float slope);
 
-/// Applies `act` (and a per-row bias) to `rows` × `cols` values in place.
-void biasActivation(float *data, int64_t rows, int64_t cols, const float *bias, Act act,
-                    float slope);
-
 /// What a kernel applies to each block of its output `y` as it stores it:
 /// the bias, then a fused expression (reading `operands`), then the
 /// activation.
