@@ -521,30 +521,42 @@ TEST_CASE("micro-kernels: f32_bias_act at NaN, infinities, zeros and extremes, a
   }
 }
 
-TEST_CASE("micro-kernels: f32_maxpool_row_s2 with NaN, 2 and 3 taps") {
+TEST_CASE("micro-kernels: f32_pool_row, max with NaN, sums and averages") {
   std::mt19937 rng(31);
   auto all = forms();
   for (int64_t OW : {1, 3, 7, 8, 9, 16, 21})
-    for (int64_t kw : {2, 3}) {
-      auto t = random(rng, size_t(2 * OW + 24));
-      t[5] = NAN;
-      std::vector<double> ref(size_t(OW) + 4, kSentinel);
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        double m = -INFINITY;
-        for (int64_t k = 0; k < kw; ++k) {
-          double v = t[size_t(2 * ow + k)];
-          m = std::isnan(v) || std::isnan(m) ? NAN : std::max(m, v);
-        }
-        ref[size_t(ow)] = m;
-      }
-      for (const MicroKernels *k : all) {
-        std::vector<float> row(ref.size(), kSentinel);
-        k->maxRowStride2(t.data(), row.data(), OW, kw);
-        expectNear(row, ref, 0, 0,
-                   std::string(k->isa) + " f32_maxpool_row_s2 OW " + std::to_string(OW) + " kw " +
-                       std::to_string(kw));
-      }
-    }
+    for (int64_t S : {1, 2})
+      for (int64_t K : {1, 2, 3, 5})
+        for (int64_t D : {1, 2})
+          for (int mode = 0; mode < 3; ++mode) { // max, sum, average
+            const bool isMax = mode == 0;
+            auto t = random(rng, size_t(S * OW + (K - 1) * D + 32));
+            t[5] = isMax ? NAN : t[5];
+            std::vector<float> counts(size_t(OW) + 16, 1.f);
+            for (int64_t ow = 0; ow < OW; ++ow)
+              counts[size_t(ow)] = float(1 + ow % 4);
+            const float rowCount = 3.f;
+            std::vector<double> ref(size_t(OW) + 4, kSentinel);
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              double a = isMax ? -INFINITY : 0.0;
+              for (int64_t k = 0; k < K; ++k) {
+                double v = t[size_t(S * ow + k * D)];
+                a = !isMax ? a + v : std::isnan(v) || std::isnan(a) ? NAN : std::max(a, v);
+              }
+              ref[size_t(ow)] = mode == 2 ? a / (rowCount * counts[size_t(ow)]) : a;
+            }
+            PoolRow r{OW, S, K, D};
+            if (mode == 2)
+              r.counts = counts.data(), r.rowCount = rowCount;
+            for (const MicroKernels *k : all) {
+              std::vector<float> row(ref.size(), kSentinel);
+              k->poolRow[isMax](t.data(), row.data(), r);
+              expectNear(row, ref, 1e-6, 1e-6,
+                         std::string(k->isa) + " f32_pool_row mode " + std::to_string(mode) +
+                             " OW " + std::to_string(OW) + " S " + std::to_string(S) + " K " +
+                             std::to_string(K) + " D " + std::to_string(D));
+            }
+          }
 }
 
 TEST_CASE("micro-kernels: f32_mean_variance") {

@@ -22,165 +22,143 @@ struct PoolGeometry {
   int64_t planes, H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW;
 };
 
+/// Max and average pooling in two passes of the poolRow micro-kernel (a
+/// vector of outputs a step; at stride 2 the window's even columns split
+/// out in registers), over buffers bordered with -inf (max) or zeros
+/// (average), averages divided by their window's count on the way. NaN
+/// propagates as in PyTorch.
+///
+/// - At stride 1, a plane at a time, flattened over its padded width so
+///   that each pass is one long contiguous run whatever the plane's size
+///   (rows of 7 or 14 leave a vector loop mostly empty): the plane copied
+///   into the buffer, its window rows combined, then its window columns,
+///   then each output row copied out.
+/// - Otherwise an output row at a time: the window's input rows combined
+///   into one row laid in the buffer, then its window columns. Rows of all
+///   planes are shared over the threads, so one large plane is too.
 class PoolKernel final : public OpKernel {
 public:
   PoolKernel(PoolGeometry g, bool isMax, bool includePad, int64_t divisor)
-      : g_(g), max_(isMax), includePad_(includePad), divisor_(divisor),
-        threads_(omp_get_max_threads()), columns_(columnCounts()) {}
-
-  /// The row buffer, or at stride 1 the plane buffers, one per thread.
-  size_t workspaceBytes() const override {
-    int64_t floats = planar() ? planeFloats() : rowLength();
-    return size_t(threads_) * size_t(perThreadFloats(floats)) * sizeof(float);
+      : g_(g), max_(isMax), includePad_(includePad), divisor_(divisor), counts_(columnCounts()) {
+    scratch_.floats = planar() ? planeFloats() : rowLength();
   }
 
+  size_t workspaceBytes() const override { return scratch_.bytes(); }
+
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
+    const PoolGeometry &g = g_;
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
-    float *ws = static_cast<float *>(ctx.workspace);
-    if (planar())
-      return runPlanar(x, y, ws);
-    if (max_)
-      return runMax(x, y, ws);
-    runAverage(x, y, ws);
+    const int64_t items = planar() ? g.planes : g.planes * g.OH;
+    parallelRegion(items > 1 && g.planes * g.OH * g.OW * g.KH * g.KW > 65536, scratch_.threads,
+                   [&] {
+                     float *t = static_cast<float *>(ctx.workspace) +
+                                omp_get_thread_num() * perThreadFloats(scratch_.floats);
+                     // Only the input's window is ever written: the border stays.
+                     std::fill(t, t + scratch_.floats, max_ ? -INFINITY : 0.f);
+                     if (planar())
+                       runPlanes(x, y, t);
+                     else
+                       runRows(x, y, t);
+                   });
   }
 
 private:
-  /// At stride 1 a plane at a time, flattened over its padded width so that
-  /// every pass is one long contiguous loop whatever the plane's size (rows
-  /// of 7 or 14 leave a vector loop mostly empty): the plane copied into a
-  /// buffer bordered with -inf (max) or 0 (average), its window rows
-  /// combined, then its window columns, then the outputs copied out (an
-  /// average divided by its window's count on the way).
   bool planar() const { return g_.SH == 1 && g_.SW == 1; }
   int64_t paddedW() const { return std::max(g_.W + g_.PW, g_.OW + (g_.KW - 1) * g_.DW); }
   int64_t paddedH() const { return std::max(g_.H + g_.PH, g_.OH + (g_.KH - 1) * g_.DH); }
   /// The padded plane and a row of border after it, the combined rows (a
   /// row longer: the column pass reads past the last), the combined
-  /// columns.
+  /// columns, and the micro-kernel's reach past each.
   int64_t planeFloats() const {
     const int64_t PWt = paddedW();
-    return (paddedH() + 1) * PWt + 2 * (g_.OH + 1) * PWt;
+    return (paddedH() + 1) * PWt + 2 * (g_.OH + 1) * PWt + 96;
   }
 
-  void runPlanar(const float *x, float *y, float *buffers) const {
+  /// Inside the team: the planes shared out, each through buffer t.
+  void runPlanes(const float *x, float *y, float *t) const {
     const PoolGeometry &g = g_;
-    const int64_t PWt = paddedW(), region = perThreadFloats(planeFloats());
-    const int64_t padFloats = (paddedH() + 1) * PWt, Q = g.OH * PWt;
-    const float border = max_ ? -INFINITY : 0.f;
-    parallelRegion(g.planes * g.OH * g.OW * g.KH * g.KW > 65536, threads_, [&] {
-      float *pad = buffers + omp_get_thread_num() * region;
-      float *rows = pad + padFloats, *cols = rows + Q + PWt;
-      // Only the input's window is ever written: the border stays.
-      std::fill(pad, pad + padFloats, border);
-#pragma omp for
-      for (int64_t p = 0; p < g.planes; ++p) {
-        copyRows(pad + g.PH * PWt + g.PW, PWt, x + p * g.H * g.W, g.W, g.H, g.W);
-        combine(pad, PWt * g.DH, g.KH, rows, Q + PWt);
-        combine(rows, g.DW, g.KW, cols, Q);
-        float *dst = y + p * g.OH * g.OW;
-        if (max_) {
-          copyRows(dst, g.OW, cols, PWt, g.OH, g.OW);
-          continue;
-        }
-        for (int64_t oh = 0; oh < g.OH; ++oh)
-          divideRow(cols + oh * PWt, oh, dst + oh * g.OW);
-      }
-    });
-  }
-
-  /// out[q] = the max (or sum) of in[q + k·step] over k < taps, q < n.
-  void combine(const float *in, int64_t step, int64_t taps, float *out, int64_t n) const {
-    std::copy(in, in + n, out);
-    for (int64_t k = 1; k < taps; ++k) {
-      const float *src = in + k * step;
+    const uk::PoolRowFn pass = uk::microKernels().poolRow[max_];
+    const int64_t PWt = paddedW(), Q = g.OH * PWt;
+    float *rows = t + (paddedH() + 1) * PWt + 32, *cols = rows + Q + PWt + 32;
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < g.planes; ++p) {
+      copyRows(t + g.PH * PWt + g.PW, PWt, x + p * g.H * g.W, g.W, g.H, g.W);
+      pass(t, rows, {Q + PWt, 1, g.KH, PWt * g.DH});
+      pass(rows, cols, {Q, 1, g.KW, g.DW});
+      float *plane = y + p * g.OH * g.OW;
       if (max_)
-        for (int64_t q = 0; q < n; ++q)
-          out[q] = maxNaN(out[q], src[q]);
+        copyRows(plane, g.OW, cols, PWt, g.OH, g.OW);
       else
-        for (int64_t q = 0; q < n; ++q)
-          out[q] += src[q];
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          pass(cols + oh * PWt, plane + oh * g.OW, divided(oh, {g.OW, 1, 1, 1}));
     }
   }
 
-  /// Max pooling, one output row at a time, in two passes: the window's
-  /// input rows are reduced into one row (contiguous, vectorized), which is
-  /// laid in a buffer bordered with -inf so that the pass along the row
-  /// needs no bounds checks; at stride 2 with 2 or 3 taps that pass takes 8
-  /// outputs per step. resnet18's 3x3 stride-2 pool took 1.0 ms at one
-  /// thread with a pass per tap over strided columns. NaN propagates as in
-  /// PyTorch.
-  void runMax(const float *x, float *y, float *buffers) const {
+  /// Inside the team: the output rows shared out, each through buffer t.
+  void runRows(const float *x, float *y, float *t) const {
     const PoolGeometry &g = g_;
-    const int64_t length = rowLength();
-    parallelRegion(g.planes * g.OH * g.OW * g.KH * g.KW > 65536, threads_, [&] {
-      float *t = buffers + omp_get_thread_num() * perThreadFloats(length);
-      std::fill(t, t + length, -INFINITY);
-#pragma omp for
-      for (int64_t p = 0; p < g.planes; ++p) {
-        const float *src = x + p * g.H * g.W;
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          float *mid = t + g.PW;
-          bool first = true;
-          for (int64_t kh = 0; kh < g.KH; ++kh) {
-            int64_t ih = oh * g.SH - g.PH + kh * g.DH;
-            if (ih < 0 || ih >= g.H)
-              continue;
-            const float *in = src + ih * g.W;
-            if (first)
-              std::copy(in, in + g.W, mid);
-            else
-              for (int64_t i = 0; i < g.W; ++i)
-                mid[i] = maxNaN(mid[i], in[i]);
-            first = false;
-          }
-          if (first) // no input row under the window (not from PyTorch)
-            std::fill(mid, mid + g.W, -INFINITY);
-          alongRow(t, y + (p * g.OH + oh) * g.OW);
-        }
-      }
-    });
+    const uk::PoolRowFn pass = uk::microKernels().poolRow[max_];
+    // The rows split as `omp for` would, walked without a division a row.
+    const int64_t rows = g.planes * g.OH, team = omp_get_num_threads();
+    const int64_t id = omp_get_thread_num(), begin = rows * id / team;
+    int64_t p = begin / g.OH, oh = begin % g.OH;
+    for (int64_t row = begin, end = rows * (id + 1) / team; row < end; ++row) {
+      combineRows(x + p * g.H * g.W, oh, t + g.PW);
+      uk::PoolRow r = divided(oh, {g.OW, g.SW, g.KW, g.DW});
+      if (g.SW <= 2)
+        pass(t, y + row * g.OW, r);
+      else
+        alongRowAnyStride(t, y + row * g.OW, r);
+      if (++oh == g.OH)
+        oh = 0, ++p;
+    }
   }
 
-  /// Average pooling the same way: the window's rows summed into a row
-  /// bordered with zeros, then the sums along it, then each divided by
-  /// its window's count (the rows' part times the columns' part).
-  void runAverage(const float *x, float *y, float *buffers) const {
-    const PoolGeometry &g = g_;
-    const int64_t length = rowLength();
-    parallelRegion(g.planes * g.OH * g.OW * g.KH * g.KW > 65536, threads_, [&] {
-      float *t = buffers + omp_get_thread_num() * perThreadFloats(length);
-      std::fill(t, t + length, 0.f);
-#pragma omp for
-      for (int64_t p = 0; p < g.planes; ++p) {
-        const float *src = x + p * g.H * g.W;
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          const int64_t h0 = oh * g.SH - g.PH, h1 = std::min(h0 + g.KH, g.H + g.PH);
-          const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h1, g.H);
-          float *mid = t + g.PW;
-          std::fill(mid, mid + g.W, 0.f);
-          for (int64_t ih = hs; ih < he; ++ih) {
-            const float *in = src + ih * g.W;
-            for (int64_t i = 0; i < g.W; ++i)
-              mid[i] += in[i];
-          }
-          float *row = y + (p * g.OH + oh) * g.OW;
-          sumAlongRow(t, row);
-          divideRow(row, oh, row);
-        }
-      }
-    });
+  /// Pass r, dividing by output row oh's window counts when averaging.
+  uk::PoolRow divided(int64_t oh, uk::PoolRow r) const {
+    if (!max_) {
+      r.counts = counts_.data();
+      r.rowCount = divisor_ > 0 ? 1.f : countOrInfinity(windowCount(oh, g_.H, g_.KH, g_.SH, g_.PH));
+    }
+    return r;
   }
 
-  /// row[ow] = the sum over kw of t[ow*SW + kw*DW].
-  void sumAlongRow(const float *t, float *row) const {
+private:
+  /// mid[iw] = the max or sum over the input rows under output row oh's
+  /// window of their column iw; the border value where no row is. The
+  /// window's rows are a run of rows DH apart: one poolRow pass over them
+  /// in place, on rows wide enough that it reads nothing past them.
+  void combineRows(const float *plane, int64_t oh, float *mid) const {
     const PoolGeometry &g = g_;
-    for (int64_t ow = 0; ow < g.OW; ++ow) {
-      const float *q = t + ow * g.SW;
-      float sum = q[0];
-      for (int64_t kw = 1; kw < g.KW; ++kw)
-        sum += q[kw * g.DW];
-      row[ow] = sum;
+    const int64_t ih0 = oh * g.SH - g.PH;
+    const int64_t k0 = ih0 >= 0 ? 0 : (-ih0 + g.DH - 1) / g.DH;
+    const int64_t k1 = ih0 >= g.H ? 0 : std::min(g.KH, (g.H - 1 - ih0) / g.DH + 1);
+    if (k1 <= k0) { // no input row under the window (not from PyTorch)
+      std::fill(mid, mid + g.W, max_ ? -INFINITY : 0.f);
+      return;
+    }
+    const float *first = plane + (ih0 + k0 * g.DH) * g.W;
+    if (g.W >= uk::kPoolRowInPlaceWidth) {
+      uk::microKernels().poolRow[max_](first, mid, {g.W, 1, k1 - k0, g.DH * g.W});
+      return;
+    }
+    std::copy(first, first + g.W, mid);
+    for (int64_t k = k0 + 1; k < k1; ++k) {
+      const float *in = plane + (ih0 + k * g.DH) * g.W;
+      for (int64_t i = 0; i < g.W; ++i)
+        mid[i] = max_ ? maxNaN(mid[i], in[i]) : mid[i] + in[i];
+    }
+  }
+
+  /// The poolRow micro-kernel's work at strides beyond 2, a value at a time.
+  void alongRowAnyStride(const float *t, float *row, const uk::PoolRow &r) const {
+    for (int64_t ow = 0; ow < r.OW; ++ow) {
+      const float *q = t + ow * r.S;
+      float a = q[0];
+      for (int64_t k = 1; k < r.K; ++k)
+        a = max_ ? maxNaN(a, q[k * r.D]) : a + q[k * r.D];
+      row[ow] = r.counts ? a / (r.rowCount * r.counts[ow]) : a;
     }
   }
 
@@ -191,54 +169,34 @@ private:
     int64_t begin = o * st - pad, end = std::min(begin + k, in + pad);
     return includePad_ ? end - begin : std::min(end, in) - std::max<int64_t>(begin, 0);
   }
-  std::vector<int64_t> columnCounts() const {
-    std::vector<int64_t> c(size_t(std::max<int64_t>(g_.OW, 0)));
+  /// A divisor whose quotient is 0 where a window holds nothing (not from
+  /// PyTorch, which needs padding of at most half the window).
+  static float countOrInfinity(int64_t n) { return n > 0 ? float(n) : INFINITY; }
+  /// Each output column's divisor (all divisor_override when set), and
+  /// ones after them, which the micro-kernel's last vector may read.
+  std::vector<float> columnCounts() const {
+    std::vector<float> c(size_t(std::max<int64_t>(g_.OW, 0)) + 16, 1.f);
     for (int64_t ow = 0; ow < g_.OW; ++ow)
-      c[size_t(ow)] = windowCount(ow, g_.W, g_.KW, g_.SW, g_.PW);
+      c[size_t(ow)] = divisor_ > 0 ? float(divisor_)
+                                   : countOrInfinity(windowCount(ow, g_.W, g_.KW, g_.SW, g_.PW));
     return c;
   }
 
-  /// dst[ow] = sums[ow] over the count of output row oh's window (or
-  /// divisor_override); dst may be sums.
-  void divideRow(const float *sums, int64_t oh, float *dst) const {
-    const int64_t rows = windowCount(oh, g_.H, g_.KH, g_.SH, g_.PH);
-    for (int64_t ow = 0; ow < g_.OW; ++ow) {
-      int64_t div = divisor_ > 0 ? divisor_ : rows * columns_[size_t(ow)];
-      dst[ow] = div > 0 ? sums[ow] / float(div) : 0.f;
-    }
-  }
-
-  /// Floats of max pooling's row buffer: input column iw is at iw + PW; the
-  /// strided pass reads up to 18 floats from its last output's window start.
+  /// Floats of the row buffer: input column iw is at iw + PW; the
+  /// micro-kernel reads up to 32 floats past its last window's start plus
+  /// the window.
   int64_t rowLength() const {
-    return std::max(g_.W + g_.PW, (g_.OW + 8) * g_.SW + g_.KW * g_.DW) + 32;
+    return std::max(g_.W + g_.PW, (g_.OW - 1) * g_.SW + (g_.KW - 1) * g_.DW + 1) + 32;
   }
 
   /// max(m, v), NaN if either is.
   static float maxNaN(float m, float v) { return (v > m || v != v) ? v : m; }
 
-  /// row[ow] = max over kw of t[ow*SW + kw*DW]; at stride 2 with 2 or 3
-  /// taps a vector of outputs a step (f32_maxpool_row_s2).
-  void alongRow(const float *t, float *row) const {
-    const PoolGeometry &g = g_;
-    if (g.SW == 2 && g.DW == 1 && (g.KW == 2 || g.KW == 3)) {
-      uk::microKernels().maxRowStride2(t, row, g.OW, g.KW);
-      return;
-    }
-    for (int64_t ow = 0; ow < g.OW; ++ow) {
-      const float *q = t + ow * g.SW;
-      float m = q[0];
-      for (int64_t kw = 1; kw < g.KW; ++kw)
-        m = maxNaN(m, q[kw * g.DW]);
-      row[ow] = m;
-    }
-  }
-
   PoolGeometry g_;
   bool max_, includePad_;
   int64_t divisor_;
-  int threads_;                  ///< threads the workspace holds row buffers for
-  std::vector<int64_t> columns_; ///< average pooling: columnCounts()
+  std::vector<float> counts_; ///< average pooling: columnCounts()
+  ThreadScratch scratch_;     ///< a plane or row buffer per thread
 };
 
 template <bool IsMax>

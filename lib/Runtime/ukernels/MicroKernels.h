@@ -142,9 +142,20 @@ using WinogradInputFn = void (*)(const float *pad, int64_t PWt, int64_t TW, int6
 using WinogradOutputFn = void (*)(const float *m, int64_t mStride, int64_t TW, int64_t T,
                                   float *plane, int64_t OH, int64_t OW);
 
-/// row[ow] = max(t[2ow], t[2ow + 1] (, t[2ow + 2] when kw == 3)) for ow <
-/// OW, NaN where any is; t readable 18 floats past the last window.
-using MaxRowStride2Fn = void (*)(const float *t, float *row, int64_t OW, int64_t kw);
+/// One output row of a pool from the row its window's input rows were
+/// combined into: OW outputs, stride S (1 or 2), K taps D apart; averages
+/// divide by rowCount · counts[ow] (counts null: none, a max or a sum).
+struct PoolRow {
+  int64_t OW, S, K, D;
+  const float *counts = nullptr; ///< readable 16 floats from any ow
+  float rowCount = 1.f;
+};
+/// row[ow] = the max (NaN where any is; PoolRowFn[1]) or the sum
+/// (PoolRowFn[0]) of t[ow·S + k·D] over k < K; t readable 32 floats past
+/// the last window's start plus (K − 1)·D, or, at stride 1 with at least
+/// kPoolRowInPlaceWidth outputs, only up to its last window's end.
+using PoolRowFn = void (*)(const float *t, float *row, const PoolRow &r);
+constexpr int64_t kPoolRowInPlaceWidth = 16;
 
 /// Mean and (biased) variance of n floats, summed in double.
 using MeanVarianceFn = void (*)(const float *x, int64_t n, double *mean, double *variance);
@@ -182,7 +193,7 @@ struct MicroKernels {
   WinogradOutputFn winogradOutput;  ///< f32_winograd43_output
 
   BiasActFn biasAct[kNumActs][2];   ///< f32_bias_act, [act][PerElement]
-  MaxRowStride2Fn maxRowStride2;    ///< f32_maxpool_row_s2
+  PoolRowFn poolRow[2];             ///< f32_pool_row, [IsMax]
   MeanVarianceFn meanVariance;      ///< f32_mean_variance
   ExpSumFn expSum;                  ///< f32_exp_sum (softmax)
 };

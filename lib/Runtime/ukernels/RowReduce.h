@@ -8,21 +8,89 @@
 
 namespace kc::uk::KC_UK_ISA {
 
-/// MaxRowStride2Fn: a vector of outputs a step, the window's even and odd
-/// columns split out of two vectors; the last step overlaps the one before
-/// it, a row shorter than a vector goes through a buffer.
-template <class T> void f32_maxpool_row_s2(const float *t, float *row, int64_t OW, int64_t kw) {
+/// f32_pool_row at stride S, its fields in registers (read through the
+/// reference, they were loaded again after every store).
+template <class T, bool IsMax, int S>
+KC_UK_INLINE void poolRowAtStride(const float *t, float *row, int64_t OW, int64_t K, int64_t D,
+                                  const float *counts, float rowCount) {
   using V = typename T::V;
   constexpr int L = T::kLanes;
+  auto tap = [&](const float *q) {
+    if constexpr (S == 1)
+      return T::load(q);
+    else
+      return T::evenLanes(T::load(q), T::load(q + L));
+  };
+  auto take = [](V a, V x) {
+    if constexpr (IsMax)
+      return T::maxNaN(a, x);
+    else
+      return T::add(a, x);
+  };
+  // Four vectors a step: four chains of taps at once (one waited on each
+  // of its taps in turn).
+  int64_t step = 0;
+  for (; step + 4 * L <= OW; step += 4 * L) {
+    const float *q = t + S * step;
+    V a[4];
+    unroll<4>([&](auto j) { a[j] = tap(q + j * S * L); });
+    for (int64_t k = 1; k < K; ++k)
+      unroll<4>([&](auto j) { a[j] = take(a[j], tap(q + k * D + j * S * L)); });
+    unroll<4>([&](auto j) {
+      if (counts)
+        a[j] = T::div(a[j], T::mul(T::set1(rowCount), T::load(counts + step + j * L)));
+      T::store(row + step + j * L, a[j]);
+    });
+  }
+  for (; step < OW; step += L) {
+    int64_t ow = maxOf<int64_t>(0, minOf<int64_t>(step, OW - L));
+    const float *q = t + S * ow;
+    V a = tap(q);
+    for (int64_t k = 1; k < K; ++k)
+      a = take(a, tap(q + k * D));
+    if (counts)
+      a = T::div(a, T::mul(T::set1(rowCount), T::load(counts + ow)));
+    storeFirst<T>(row + ow, a, OW >= L, OW);
+  }
+}
+
+/// f32_pool_row at stride 2 over 2 or 3 adjacent columns: the even and
+/// the odd lanes of one pair of loads are the first two taps.
+template <class T, bool IsMax>
+KC_UK_INLINE void poolRowStride2Adjacent(const float *t, float *row, int64_t OW, bool third,
+                                         const float *counts, float rowCount) {
+  using V = typename T::V;
+  constexpr int L = T::kLanes;
+  auto take = [](V a, V x) {
+    if constexpr (IsMax)
+      return T::maxNaN(a, x);
+    else
+      return T::add(a, x);
+  };
   for (int64_t step = 0; step < OW; step += L) {
     int64_t ow = maxOf<int64_t>(0, minOf<int64_t>(step, OW - L));
     const float *q = t + 2 * ow;
     V a = T::load(q), c = T::load(q + L);
-    V m = T::maxNaN(T::evenLanes(a, c), T::oddLanes(a, c));
-    if (kw == 3)
-      m = T::maxNaN(m, T::evenLanes(T::load(q + 2), T::load(q + L + 2)));
+    V m = take(T::evenLanes(a, c), T::oddLanes(a, c));
+    if (third)
+      m = take(m, T::evenLanes(T::load(q + 2), T::load(q + L + 2)));
+    if (counts)
+      m = T::div(m, T::mul(T::set1(rowCount), T::load(counts + ow)));
     storeFirst<T>(row + ow, m, OW >= L, OW);
   }
+}
+
+/// PoolRowFn: a vector of outputs a step, each tap one load at stride 1
+/// and, at stride 2, the even lanes of two (the window's columns split out
+/// in registers); the last step overlaps the one before it, a row shorter
+/// than a vector goes through a buffer.
+template <class T, bool IsMax> void f32_pool_row(const float *t, float *row, const PoolRow &r) {
+  if (r.S == 2 && r.D == 1 && (r.K == 2 || r.K == 3))
+    poolRowStride2Adjacent<T, IsMax>(t, row, r.OW, r.K == 3, r.counts, r.rowCount);
+  else if (r.S == 1)
+    poolRowAtStride<T, IsMax, 1>(t, row, r.OW, r.K, r.D, r.counts, r.rowCount);
+  else
+    poolRowAtStride<T, IsMax, 2>(t, row, r.OW, r.K, r.D, r.counts, r.rowCount);
 }
 
 /// MeanVarianceFn: 8 floats per step into 8 double accumulators (one

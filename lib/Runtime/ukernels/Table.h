@@ -56,7 +56,8 @@ template <class T> MicroKernels buildTable(const char *isa) {
   t.groupedBlock = kGroupedBlocks * T::kLanes;
   t.winogradInput = &f32_winograd43_input<N>;
   t.winogradOutput = &f32_winograd43_output<N>;
-  t.maxRowStride2 = &f32_maxpool_row_s2<N>;
+  t.poolRow[0] = &f32_pool_row<N, false>;
+  t.poolRow[1] = &f32_pool_row<N, true>;
   t.meanVariance = &f32_mean_variance<N>;
   t.expSum = &f32_exp_sum<T>;
   return t;
