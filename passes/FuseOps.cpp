@@ -124,31 +124,25 @@ struct Group {
 };
 
 /// A call of an expression function computing x * s, a 4-d x of the
-/// result's type and s of shape [N or 1, C, 1, 1].
+/// result's type and s of shape [N or 1, C, 1, 1] (matchChannelScale).
 bool isChannelScale(const CallNode &c, const Module &m) {
   const FunctionNode *f = m.callee(c);
   const TensorTypeNode *out = tensorOf(&c);
-  if (!f || !f->isPrimitive() || !out || out->rank() != 4 || c.numArgs() != 2)
+  if (!f || !f->isPrimitive() || !out || !out->isStatic())
     return false;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < c.numArgs(); ++i) {
+    const TensorTypeNode *t = tensorOf(c.arg(i).get());
+    if (!t || !t->isStatic() || t->dtype() != out->dtype())
+      return false;
+    shapes.push_back(t->dims().vec());
+  }
   auto prog = lowerToRpn(*f);
   if (!prog) {
     llvm::consumeError(prog.takeError());
     return false;
   }
-  const auto &code = prog->code;
-  if (code.size() != 3 || code[0].kind != RpnInstr::Kind::Arg ||
-      code[1].kind != RpnInstr::Kind::Arg || code[2].kind != RpnInstr::Kind::Apply ||
-      code[2].op->name() != "mul" || code[0].arg == code[1].arg)
-    return false;
-  for (unsigned x : {0u, 1u}) {
-    const TensorTypeNode *tx = tensorOf(c.arg(x).get()), *ts = tensorOf(c.arg(1 - x).get());
-    if (!tx || !ts || tx->dtype() != out->dtype() || tx->dims() != out->dims() || ts->rank() != 4)
-      continue;
-    auto d = ts->dims(), o = out->dims();
-    if ((d[0] == 1 || d[0] == o[0]) && d[1] == o[1] && d[2] == 1 && d[3] == 1)
-      return true;
-  }
-  return false;
+  return matchChannelScale(*prog, shapes, out->dims()).has_value();
 }
 
 /// Whether two values have one tensor type.

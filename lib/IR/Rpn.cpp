@@ -12,6 +12,32 @@ static llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+const RpnInstr *RpnProgram::binaryOfParams() const {
+  if (code.size() != 3 || code[0].kind != RpnInstr::Kind::Arg ||
+      code[1].kind != RpnInstr::Kind::Arg || code[2].kind != RpnInstr::Kind::Apply ||
+      code[2].numOperands != 2 || code[0].arg == code[1].arg)
+    return nullptr;
+  return &code[2];
+}
+
+std::optional<ChannelScaleOperands>
+matchChannelScale(const RpnProgram &p, llvm::ArrayRef<std::vector<int64_t>> argShapes,
+                  llvm::ArrayRef<int64_t> result) {
+  const RpnInstr *mul = p.binaryOfParams();
+  if (!mul || mul->op->name() != "mul" || result.size() != 4)
+    return std::nullopt;
+  for (unsigned i : {0u, 1u}) {
+    unsigned x = p.code[i].arg, s = p.code[1 - i].arg;
+    if (x >= argShapes.size() || s >= argShapes.size())
+      return std::nullopt;
+    llvm::ArrayRef<int64_t> d = argShapes[s];
+    if (result.equals(argShapes[x]) && d.size() == 4 && (d[0] == 1 || d[0] == result[0]) &&
+        d[1] == result[1] && d[2] == 1 && d[3] == 1)
+      return ChannelScaleOperands{x, s, d[0] != 1};
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> RpnProgram::toTokens() const {
   std::vector<std::string> t;
   for (const RpnInstr &i : code) {

@@ -220,8 +220,12 @@ public:
   Act act_ = Act::None;
   float slope_ = 0.f;
 
+  std::optional<ChannelScaleOperands> channelScale_; ///< matchChannelScale of the program
+  /// The program is `%a %b add` of two parameters: a and b.
+  std::optional<std::pair<unsigned, unsigned>> sumOf_;
+
   friend class ExprOnOutput;
-  friend std::optional<ChannelScale> channelScale(const OpKernel &k);
+  friend std::optional<ChannelScaleOperands> channelScale(const OpKernel &k);
 };
 
 /// An expression kernel's program applied in place to its operand `arg`.
@@ -230,12 +234,8 @@ public:
   ExprOnOutput(const ExprKernel &k, unsigned arg) : k_(k), arg_(arg) {
     // A plain sum of the output and one other operand (a residual, a
     // bias) takes the vectorized bias-and-activation loop.
-    const auto &c = k.code_;
-    sumWith_ = c.size() == 3 && c[0].kind == Instr::Arg && c[1].kind == Instr::Arg &&
-                       c[2].kind == Instr::Apply && c[2].code == Code::Add &&
-                       (c[0].index == arg) != (c[1].index == arg)
-                   ? int(c[0].index == arg ? c[1].index : c[0].index)
-                   : -1;
+    if (k.sumOf_ && (k.sumOf_->first == arg) != (k.sumOf_->second == arg))
+      sumWith_ = int(k.sumOf_->first == arg ? k.sumOf_->second : k.sumOf_->first);
   }
 
   /// Programs whose stack and saved values fit scratch of this many blocks
@@ -277,25 +277,11 @@ private:
 
 } // namespace
 
-std::optional<ChannelScale> channelScale(const OpKernel &kernel) {
+std::optional<ChannelScaleOperands> channelScale(const OpKernel &kernel) {
   auto *k = dynamic_cast<const ExprKernel *>(&kernel);
-  if (!k || k->boolResult_ || k->act_ != Act::None || k->convertedFloats_ ||
-      k->resultShape_.size() != 4 || k->code_.size() != 3)
+  if (!k || k->boolResult_ || k->act_ != Act::None || k->convertedFloats_)
     return std::nullopt;
-  const auto &c = k->code_;
-  if (c[0].kind != Instr::Arg || c[1].kind != Instr::Arg || c[2].kind != Instr::Apply ||
-      c[2].code != Code::Mul || c[0].index == c[1].index)
-    return std::nullopt;
-  const std::vector<int64_t> &out = k->resultShape_;
-  for (unsigned x : {c[0].index, c[1].index}) {
-    unsigned s = x == c[0].index ? c[1].index : c[0].index;
-    const std::vector<int64_t> &ss = k->argShapes_[s];
-    bool perChannel = ss.size() == 4 && (ss[0] == 1 || ss[0] == out[0]) && ss[1] == out[1] &&
-                      ss[2] == 1 && ss[3] == 1;
-    if (k->resultShaped_[x] && perChannel)
-      return ChannelScale{x, s, ss[0] != 1};
-  }
-  return std::nullopt;
+  return k->channelScale_;
 }
 
 std::unique_ptr<OutputExpression> makeOutputExpression(const OpKernel &kernel, unsigned arg) {
@@ -368,6 +354,9 @@ makeExprKernel(const CallNode &call, const FunctionNode &fn, const KernelBuildCo
     k->resultShaped_.push_back(s == *out);
   k->argShapes_ = argShapes;
   k->resultShape_ = *out;
+  k->channelScale_ = matchChannelScale(*prog, argShapes, *out);
+  if (const RpnInstr *b = prog->binaryOfParams(); b && b->op->name() == "add")
+    k->sumOf_ = {prog->code[0].arg, prog->code[1].arg};
   // Rewrite the program: size() of an argument is a compile-time literal
   // (shapes are static); every other op must be a float op.
   struct Entry {

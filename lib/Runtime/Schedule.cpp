@@ -304,7 +304,7 @@ void Scheduler::absorbInputScale(const CallNode &c, OpKernel &kernel, ScheduleSt
   if (st == stepOf_.end() || st->second != last || !readByOneOnly(src))
     return;
   ScheduleStep &prev = s_.steps[last];
-  std::optional<ChannelScale> cs = channelScale(*prev.kernel);
+  std::optional<ChannelScaleOperands> cs = channelScale(*prev.kernel);
   if (prev.outputs.size() != 1 || s_.root(prev.outputs[0]) != s_.root(step.inputs[0]) || !cs ||
       !kernel.fuseInputScale(cs->perImage))
     return;

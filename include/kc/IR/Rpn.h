@@ -57,6 +57,10 @@ struct RpnProgram {
   /// (with `/n` appended when the op takes a variable number of operands),
   /// `=$i` to save the top in slot i, `$i` to push slot i.
   std::vector<std::string> toTokens() const;
+
+  /// When the program is one binary op of two distinct parameters
+  /// (`%a %b op`): that op's instruction; else null.
+  const RpnInstr *binaryOfParams() const;
 };
 
 /// Runs `in` on a replay of a program over values of another kind (types,
@@ -94,6 +98,19 @@ llvm::DenseMap<const ExprNode *, unsigned> operandUses(const Expr &body);
 /// Linear in the DAG's size; saturates at `cap`.
 uint64_t rpnLength(const Expr &body, const llvm::DenseMap<const ExprNode *, unsigned> &uses,
                    uint64_t cap);
+
+/// A program computing x * s per channel: x of the result's (4-d) shape,
+/// s of shape [N or 1, C, 1, 1] (the gate of a squeeze-and-excitation
+/// block), as fuse-ops groups it and the interpreter reads it.
+struct ChannelScaleOperands {
+  unsigned x, s; ///< parameter indices
+  bool perImage; ///< s has one row of C values per image (N > 1)
+};
+/// Whether `p` is `%a %b mul` of two distinct parameters, one of them x
+/// and the other s, given their shapes and the result's.
+std::optional<ChannelScaleOperands>
+matchChannelScale(const RpnProgram &p, llvm::ArrayRef<std::vector<int64_t>> argShapes,
+                  llvm::ArrayRef<int64_t> result);
 
 /// If `e` is a list expression of operands and Nones (`[@0]`, `[None,@1]`,
 /// as pnnx writes Tensor.index's indices), a call

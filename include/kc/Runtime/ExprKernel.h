@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kc/IR/Rpn.h"
 #include "kc/Runtime/OpKernel.h"
 
 #include <optional>
@@ -41,14 +42,10 @@ public:
 /// taken already, or a program that needs more scratch than a block's.
 std::unique_ptr<OutputExpression> makeOutputExpression(const OpKernel &k, unsigned arg);
 
-/// The operands of an expression kernel computing x * s, a 4-d x of the
-/// result's shape times one value per channel (s of shape [N or 1, C, 1,
-/// 1]: the gate of a squeeze-and-excitation block), the kernel that reads
-/// the product may scale its input as it reads it instead.
-struct ChannelScale {
-  unsigned x, s; ///< operand indices
-  bool perImage; ///< s has one row of C values per image (N > 1)
-};
-std::optional<ChannelScale> channelScale(const OpKernel &k);
+/// The operands of an expression kernel computing x * s per channel
+/// (matchChannelScale: the gate of a squeeze-and-excitation block), in
+/// f32 and with no activation: the kernel that reads the product may scale
+/// its input as it reads it instead.
+std::optional<ChannelScaleOperands> channelScale(const OpKernel &k);
 
 } // namespace kc::rt
