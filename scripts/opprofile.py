@@ -63,7 +63,8 @@ def ncnn_ms(name, threads, iters):
     return float(m.group(1)) if r.returncode == 0 and m else None
 
 
-_ROW = re.compile(r'^(\S+)\s+(.*?)\s+([\d.]+)\s+([\d.]+)%$')
+# op, name and shapes, ms/run, GFLOP/s, GB/s, share.
+_ROW = re.compile(r'^(\S+)\s+(.*?)\s+([\d.]+)\s+(\S+)\s+(\S+)\s+([\d.]+)%$')
 
 
 def profile(build, param, threads, bench):

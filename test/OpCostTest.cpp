@@ -135,7 +135,7 @@ TEST_CASE("op cost: module summary") {
   CHECK(os.str().find("parameters: 470 (0.00 MiB)") != std::string::npos);
 }
 
-TEST_CASE("op cost: the profile gives each step's shapes and FLOPs") {
+TEST_CASE("op cost: the profile gives each step's shapes, FLOPs and bytes") {
   auto m = loadModule(std::string(KC_SOURCE_DIR) + "/examples/cnn_basic/model.pnnx.param");
   REQUIRE_MESSAGE(bool(m), (m ? "" : llvm::toString(m.takeError())));
   REQUIRE(!inferTypes(**m));
@@ -159,6 +159,8 @@ TEST_CASE("op cost: the profile gives each step's shapes and FLOPs") {
     CHECK(p.outputShapes == "f32[1,16,32,32]");
     REQUIRE(p.flops.has_value());
     CHECK(*p.flops == 2.0 * 16384 * 27 + 16384 + 16384);
+    // Its input and output in f32, once a run: 4 x (3 x 1024 + 16 x 1024).
+    CHECK(p.bytes == 4.0 * (3 * 1024 + 16 * 1024));
     CHECK(p.calls == 2);
     CHECK(p.totalMs > 0);
   }

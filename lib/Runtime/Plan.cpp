@@ -373,6 +373,12 @@ std::vector<OpProfile> Plan::profile() const {
            (dtypeName(S.values[v].dtype).str() + shapeToString(S.values[v].shape));
     return s;
   };
+  auto bytes = [&](llvm::ArrayRef<unsigned> values) {
+    double b = 0;
+    for (unsigned v : values)
+      b += double(numElements(S.values[v].shape)) * double(dtypeSize(S.values[v].dtype));
+    return b;
+  };
   std::map<std::pair<std::string, std::string>, OpProfile> byOp;
   for (size_t s = 0; s < S.steps.size(); ++s) {
     const ScheduleStep &st = S.steps[s];
@@ -387,6 +393,7 @@ std::vector<OpProfile> Plan::profile() const {
     } else {
       p.flops = plusFlops(p.flops, st.flops);
     }
+    p.bytes += bytes(st.inputs) + bytes(st.outputs);
     std::lock_guard<std::mutex> lock(poolMutex);
     p.calls = 0;
     for (const auto &state : states) {

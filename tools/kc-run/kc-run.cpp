@@ -188,15 +188,17 @@ static bool compare(const rt::Tensor &got, const NpyArray &want, double &maxAbs,
   return ok;
 }
 
-/// One line per op: its shapes, time per run, GFLOP/s and share of the
-/// total; columns as wide as their longest entry.
+/// One line per op: its shapes, time per run, GFLOP/s, GB/s (of its
+/// inputs and outputs) and share of the total; columns as wide as their
+/// longest entry.
 static void printProfile(const std::vector<rt::OpProfile> &prof, llvm::raw_ostream &os) {
-  double totalMs = 0, totalFlops = 0;
+  double totalMs = 0, totalFlops = 0, totalBytes = 0;
   bool allFlops = true;
   size_t opW = 2, nameW = 4, inW = 5, outW = 6;
   for (const rt::OpProfile &p : prof) {
     totalMs += p.totalMs;
     totalFlops += p.flops.value_or(0);
+    totalBytes += p.bytes;
     allFlops = allFlops && p.flops;
     opW = std::max(opW, p.op.size());
     nameW = std::max(nameW, p.name.size());
@@ -209,25 +211,30 @@ static void printProfile(const std::vector<rt::OpProfile> &prof, llvm::raw_ostre
       return "-";
     return llvm::formatv("{0:F2}", *flops / (ms * 1e6)).str();
   };
+  auto gbs = [&](double bytes, double ms) -> std::string {
+    return ms > 0 ? llvm::formatv("{0:F1}", bytes / (ms * 1e6)).str() : "-";
+  };
   auto row = [&](llvm::StringRef op, llvm::StringRef name, llvm::StringRef in, llvm::StringRef out,
-                 llvm::StringRef ms, llvm::StringRef gf, llvm::StringRef share) {
+                 llvm::StringRef ms, llvm::StringRef gf, llvm::StringRef gb,
+                 llvm::StringRef share) {
     std::string line;
     llvm::raw_string_ostream ls(line);
     ls << llvm::left_justify(op, opW) << "  " << llvm::left_justify(name, nameW) << "  "
        << llvm::left_justify(in, inW) << "  " << llvm::left_justify(out, outW) << "  "
        << llvm::right_justify(ms, 9) << "  " << llvm::right_justify(gf, 8) << "  "
-       << llvm::right_justify(share, 6);
+       << llvm::right_justify(gb, 6) << "  " << llvm::right_justify(share, 6);
     os << llvm::StringRef(ls.str()).rtrim() << "\n";
   };
-  row("op", "name", "input", "output", "ms/run", "GFLOP/s", "share");
+  row("op", "name", "input", "output", "ms/run", "GFLOP/s", "GB/s", "share");
   for (const rt::OpProfile &p : prof) {
     double ms = p.totalMs / runs;
     row(p.op, p.name, p.inputShapes, p.outputShapes, llvm::formatv("{0:F3}", ms).str(),
-        gflops(p.flops, ms),
+        gflops(p.flops, ms), gbs(p.bytes, ms),
         llvm::formatv("{0:F1}%", totalMs > 0 ? 100.0 * p.totalMs / totalMs : 0.0).str());
   }
   row("total", "", "", "", llvm::formatv("{0:F3}", totalMs / runs).str(),
-      gflops(allFlops ? std::optional<double>(totalFlops) : std::nullopt, totalMs / runs), "");
+      gflops(allFlops ? std::optional<double>(totalFlops) : std::nullopt, totalMs / runs),
+      gbs(totalBytes, totalMs / runs), "");
 }
 
 static int runTool(int argc, char **argv) {

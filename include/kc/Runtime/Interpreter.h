@@ -72,6 +72,9 @@ struct OpProfile {
   /// Floating-point operations of one call (kc/IR/OpCost.h), when known
   /// and the model was compiled with CompileOptions::profile.
   std::optional<double> flops;
+  /// Bytes of the step's inputs and outputs, each counted once a call: the
+  /// least memory traffic of a call, for a rate of memory-bound kernels.
+  double bytes = 0;
 };
 
 class CompiledModel {
