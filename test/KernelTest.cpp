@@ -2428,7 +2428,7 @@ TEST_CASE("kernel: nn.Softmax over dim 1 of a 3-d tensor") {
   expectClose(runOneOp(in, x, "nn.Softmax(%x) {dim=1}", in), in, ref, "softmax dim 1");
 }
 
-TEST_CASE("kernel: nn.GELU (erf) and nn.PReLU per channel") {
+TEST_CASE("kernel: nn.GELU (erf and tanh) and nn.PReLU per channel") {
   std::mt19937 rng(2222);
   SUBCASE("GELU") {
     const Dims in{3, 7};
@@ -2437,6 +2437,21 @@ TEST_CASE("kernel: nn.GELU (erf) and nn.PReLU per channel") {
     for (float v : x)
       ref.push_back(0.5 * v * (1.0 + std::erf(double(v) / std::sqrt(2.0))));
     expectClose(runOneOp(in, x, "nn.GELU(%x) {approximate=\"none\"}", in), in, ref, "gelu");
+  }
+  SUBCASE("GELU, approximate=tanh; other forms refused") {
+    const Dims in{3, 7};
+    auto x = uniform(rng, count(in), -4.f, 4.f);
+    std::vector<double> ref;
+    for (float f : x) {
+      double v = f;
+      ref.push_back(0.5 * v *
+                    (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))));
+    }
+    expectClose(runOneOp(in, x, "nn.GELU(%x) {approximate=\"tanh\"}", in), in, ref, "gelu tanh");
+    ModulePtr m = parseTyped(oneOpText({{"x", in}}, "nn.GELU(%x) {approximate=\"fast\"}", in));
+    auto cm = rt::CompiledModel::compile(*m);
+    REQUIRE(!cm);
+    CHECK(llvm::toString(cm.takeError()).find("unknown approximate='fast'") != std::string::npos);
   }
   SUBCASE("PReLU, one slope per channel") {
     const Dims in{2, 3, 4, 4};

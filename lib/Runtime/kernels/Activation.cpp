@@ -2,6 +2,7 @@
 #include "CallInfo.h"
 #include "Epilogue.h"
 #include "SoftmaxRow.h"
+#include "kc/Runtime/Schedule.h"
 
 namespace kc::rt {
 namespace {
@@ -99,13 +100,14 @@ KC_UNARY_KERNEL(softsign, "nn.Softsign", softsign);
 KC_UNARY_KERNEL(logsigmoid, "nn.LogSigmoid", logsigmoid);
 KC_UNARY_KERNEL(tanhshrink, "nn.Tanhshrink", tanhshrink);
 
+/// The form fusableActivation reads from `approximate`, the one place that
+/// knows its values.
 llvm::Expected<std::unique_ptr<OpKernel>> makeGelu(const CallNode &c, const KernelBuildContext &) {
-  std::string approx = c.attrs().getString("approximate", "none");
-  if (approx == "tanh")
-    return unary<geluTanh>(c, {});
-  if (approx != "none")
-    return kernelError(c, "unknown approximate='" + approx + "'");
-  return unary<geluErf>(c, {});
+  std::optional<Activation> a = fusableActivation(c);
+  if (!a)
+    return kernelError(c,
+                       "unknown approximate='" + c.attrs().getString("approximate", "none") + "'");
+  return a->kind == Act::GeluTanh ? unary<geluTanh>(c, {}) : unary<geluErf>(c, {});
 }
 KC_REGISTER_KERNEL(gelu, "nn.GELU", makeGelu);
 
