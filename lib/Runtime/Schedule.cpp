@@ -123,7 +123,7 @@ private:
   void visitFused(const CallNode &c, const FunctionNode &fn);
   unsigned newValue(const Type &t, const llvm::Twine &what);
   std::optional<unsigned> valueOf(const Expr &e, const llvm::Twine &user);
-  llvm::Expected<std::unique_ptr<OpKernel>> bind(const CallNode &c);
+  llvm::Expected<std::unique_ptr<OpKernel>> bind(const CallNode &c, const FunctionNode *fn);
   bool readByOneOnly(const ExprNode *src) const;
   ScheduleStep *soleProducer(const CallNode &c, const ScheduleStep &step);
   bool foldActivation(const CallNode &c, ScheduleStep &step, llvm::ArrayRef<unsigned> outs);
@@ -188,9 +188,12 @@ std::optional<unsigned> Scheduler::valueOf(const Expr &e, const llvm::Twine &use
   return v;
 }
 
-llvm::Expected<std::unique_ptr<OpKernel>> Scheduler::bind(const CallNode &c) {
+/// The kernel of call c, of function fn (its callee in the module) or of
+/// an op when null.
+llvm::Expected<std::unique_ptr<OpKernel>> Scheduler::bind(const CallNode &c,
+                                                          const FunctionNode *fn) {
   bool empty = holdsNoElement(c.type());
-  if (const FunctionNode *fn = m_.callee(c)) {
+  if (fn) {
     if (empty)
       return std::make_unique<EmptyResultKernel>();
     return makeExprKernel(c, *fn, kctx_);
@@ -384,7 +387,8 @@ void Scheduler::visit(const Expr &e) {
     return;
   }
   auto *c = llvm::cast<CallNode>(n);
-  if (const FunctionNode *fn = m_.callee(*c); fn && fn->isFused())
+  const FunctionNode *fn = m_.callee(*c);
+  if (fn && fn->isFused())
     return visitFused(*c, *fn);
   ScheduleStep step;
   step.op = clipInput(c->calleeName());
@@ -416,7 +420,7 @@ void Scheduler::visit(const Expr &e) {
     }
     step.inputs.push_back(*v);
   }
-  llvm::Expected<std::unique_ptr<OpKernel>> kernel = bind(*c);
+  llvm::Expected<std::unique_ptr<OpKernel>> kernel = bind(*c, fn);
   if (!kernel) {
     err_ = kernel.takeError();
     return;
