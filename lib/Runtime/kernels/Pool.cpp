@@ -124,7 +124,6 @@ private:
     return r;
   }
 
-private:
   /// mid[iw] = the max or sum over the input rows under output row oh's
   /// window of their column iw; the border value where no row is. The
   /// window's rows are a run of rows DH apart: one poolRow pass over them

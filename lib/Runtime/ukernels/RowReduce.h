@@ -8,6 +8,16 @@
 
 namespace kc::uk::KC_UK_ISA {
 
+/// A pool's running value and one more tap: the maximum (NaN where either
+/// is) or the sum.
+template <class T, bool IsMax>
+KC_UK_INLINE typename T::V poolTake(typename T::V a, typename T::V x) {
+  if constexpr (IsMax)
+    return T::maxNaN(a, x);
+  else
+    return T::add(a, x);
+}
+
 /// f32_pool_row at stride S, its fields in registers (read through the
 /// reference, they were loaded again after every store).
 template <class T, bool IsMax, int S>
@@ -21,12 +31,6 @@ KC_UK_INLINE void poolRowAtStride(const float *t, float *row, int64_t OW, int64_
     else
       return T::evenLanes(T::load(q), T::load(q + L));
   };
-  auto take = [](V a, V x) {
-    if constexpr (IsMax)
-      return T::maxNaN(a, x);
-    else
-      return T::add(a, x);
-  };
   // Four vectors a step: four chains of taps at once (one waited on each
   // of its taps in turn).
   int64_t step = 0;
@@ -35,7 +39,7 @@ KC_UK_INLINE void poolRowAtStride(const float *t, float *row, int64_t OW, int64_
     V a[4];
     unroll<4>([&](auto j) { a[j] = tap(q + j * S * L); });
     for (int64_t k = 1; k < K; ++k)
-      unroll<4>([&](auto j) { a[j] = take(a[j], tap(q + k * D + j * S * L)); });
+      unroll<4>([&](auto j) { a[j] = poolTake<T, IsMax>(a[j], tap(q + k * D + j * S * L)); });
     unroll<4>([&](auto j) {
       if (counts)
         a[j] = T::div(a[j], T::mul(T::set1(rowCount), T::load(counts + step + j * L)));
@@ -47,7 +51,7 @@ KC_UK_INLINE void poolRowAtStride(const float *t, float *row, int64_t OW, int64_
     const float *q = t + S * ow;
     V a = tap(q);
     for (int64_t k = 1; k < K; ++k)
-      a = take(a, tap(q + k * D));
+      a = poolTake<T, IsMax>(a, tap(q + k * D));
     if (counts)
       a = T::div(a, T::mul(T::set1(rowCount), T::load(counts + ow)));
     storeFirst<T>(row + ow, a, OW >= L, OW);
@@ -61,19 +65,13 @@ KC_UK_INLINE void poolRowStride2Adjacent(const float *t, float *row, int64_t OW,
                                          const float *counts, float rowCount) {
   using V = typename T::V;
   constexpr int L = T::kLanes;
-  auto take = [](V a, V x) {
-    if constexpr (IsMax)
-      return T::maxNaN(a, x);
-    else
-      return T::add(a, x);
-  };
   for (int64_t step = 0; step < OW; step += L) {
     int64_t ow = maxOf<int64_t>(0, minOf<int64_t>(step, OW - L));
     const float *q = t + 2 * ow;
     V a = T::load(q), c = T::load(q + L);
-    V m = take(T::evenLanes(a, c), T::oddLanes(a, c));
+    V m = poolTake<T, IsMax>(T::evenLanes(a, c), T::oddLanes(a, c));
     if (third)
-      m = take(m, T::evenLanes(T::load(q + 2), T::load(q + L + 2)));
+      m = poolTake<T, IsMax>(m, T::evenLanes(T::load(q + 2), T::load(q + L + 2)));
     if (counts)
       m = T::div(m, T::mul(T::set1(rowCount), T::load(counts + ow)));
     storeFirst<T>(row + ow, m, OW >= L, OW);
