@@ -531,9 +531,9 @@ TEST_CASE("micro-kernels: f32_pool_row, max with NaN, sums and averages") {
         for (int64_t D : {1, 2})
           for (int mode = 0; mode < 3; ++mode) { // max, sum, average
             const bool isMax = mode == 0;
-            auto t = random(rng, size_t(S * OW + (K - 1) * D + 32));
+            auto t = random(rng, size_t(S * OW + (K - 1) * D + kPoolRowReach));
             t[5] = isMax ? NAN : t[5];
-            std::vector<float> counts(size_t(OW) + 16, 1.f);
+            std::vector<float> counts(size_t(OW + kPoolRowCountsReach), 1.f);
             for (int64_t ow = 0; ow < OW; ++ow)
               counts[size_t(ow)] = float(1 + ow % 4);
             const float rowCount = 3.f;

@@ -72,7 +72,7 @@ private:
   /// columns, and the micro-kernel's reach past each.
   int64_t planeFloats() const {
     const int64_t PWt = paddedW();
-    return (paddedH() + 1) * PWt + 2 * (g_.OH + 1) * PWt + 96;
+    return (paddedH() + 1) * PWt + 2 * (g_.OH + 1) * PWt + 3 * uk::kPoolRowReach;
   }
 
   /// Inside the team: the planes shared out, each through buffer t.
@@ -80,7 +80,8 @@ private:
     const PoolGeometry &g = g_;
     const uk::PoolRowFn pass = uk::microKernels().poolRow[max_];
     const int64_t PWt = paddedW(), Q = g.OH * PWt;
-    float *rows = t + (paddedH() + 1) * PWt + 32, *cols = rows + Q + PWt + 32;
+    float *rows = t + (paddedH() + 1) * PWt + uk::kPoolRowReach;
+    float *cols = rows + Q + PWt + uk::kPoolRowReach;
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < g.planes; ++p) {
       copyRows(t + g.PH * PWt + g.PW, PWt, x + p * g.H * g.W, g.W, g.H, g.W);
@@ -174,18 +175,18 @@ private:
   /// Each output column's divisor (all divisor_override when set), and
   /// ones after them, which the micro-kernel's last vector may read.
   std::vector<float> columnCounts() const {
-    std::vector<float> c(size_t(std::max<int64_t>(g_.OW, 0)) + 16, 1.f);
+    std::vector<float> c(size_t(std::max<int64_t>(g_.OW, 0) + uk::kPoolRowCountsReach), 1.f);
     for (int64_t ow = 0; ow < g_.OW; ++ow)
       c[size_t(ow)] = divisor_ > 0 ? float(divisor_)
                                    : countOrInfinity(windowCount(ow, g_.W, g_.KW, g_.SW, g_.PW));
     return c;
   }
 
-  /// Floats of the row buffer: input column iw is at iw + PW; the
-  /// micro-kernel reads up to 32 floats past its last window's start plus
-  /// the window.
+  /// Floats of the row buffer: input column iw is at iw + PW, and the
+  /// micro-kernel's reach past its last window.
   int64_t rowLength() const {
-    return std::max(g_.W + g_.PW, (g_.OW - 1) * g_.SW + (g_.KW - 1) * g_.DW + 1) + 32;
+    return std::max(g_.W + g_.PW, (g_.OW - 1) * g_.SW + (g_.KW - 1) * g_.DW + 1) +
+           uk::kPoolRowReach;
   }
 
   /// max(m, v), NaN if either is.

@@ -145,17 +145,20 @@ using WinogradOutputFn = void (*)(const float *m, int64_t mStride, int64_t TW, i
 /// One output row of a pool from the row its window's input rows were
 /// combined into: OW outputs, stride S (1 or 2), K taps D apart; averages
 /// divide by rowCount · counts[ow] (counts null: none, a max or a sum).
+/// How far the poolRow kernel reads (a vector of at most 16 lanes, two of
+/// them at stride 2): kPoolRowReach floats past its last window's start
+/// plus (K − 1)·D, kPoolRowCountsReach counts from any ow; at stride 1 with
+/// at least kPoolRowInPlaceWidth outputs, only up to its last window's end.
+constexpr int64_t kPoolRowReach = 32, kPoolRowCountsReach = 16, kPoolRowInPlaceWidth = 16;
 struct PoolRow {
   int64_t OW, S, K, D;
-  const float *counts = nullptr; ///< readable 16 floats from any ow
+  const float *counts = nullptr; ///< readable kPoolRowCountsReach floats from any ow
   float rowCount = 1.f;
 };
 /// row[ow] = the max (NaN where any is; PoolRowFn[1]) or the sum
-/// (PoolRowFn[0]) of t[ow·S + k·D] over k < K; t readable 32 floats past
-/// the last window's start plus (K − 1)·D, or, at stride 1 with at least
-/// kPoolRowInPlaceWidth outputs, only up to its last window's end.
+/// (PoolRowFn[0]) of t[ow·S + k·D] over k < K, t and counts readable as
+/// far as kPoolRowReach and kPoolRowCountsReach say.
 using PoolRowFn = void (*)(const float *t, float *row, const PoolRow &r);
-constexpr int64_t kPoolRowInPlaceWidth = 16;
 
 /// Mean and (biased) variance of n floats, summed in double.
 using MeanVarianceFn = void (*)(const float *x, int64_t n, double *mean, double *variance);
