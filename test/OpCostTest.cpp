@@ -165,6 +165,13 @@ TEST_CASE("op cost: the profile gives each step's shapes, FLOPs and bytes") {
     CHECK(p.totalMs > 0);
   }
   CHECK(found);
+  // Cleared, it counts only the runs after.
+  (*cm)->clearProfile();
+  for (const rt::OpProfile &p : (*cm)->profile())
+    CHECK((p.calls == 0 && p.totalMs == 0));
+  REQUIRE(bool((*cm)->run({x})));
+  for (const rt::OpProfile &p : (*cm)->profile())
+    CHECK(p.calls == 1);
 }
 
 TEST_CASE("op cost: ops whose factors are operands, einsum, recurrent layers") {

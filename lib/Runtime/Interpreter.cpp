@@ -320,4 +320,14 @@ std::vector<OpProfile> CompiledModel::profile() const {
   return p ? p->profile() : std::vector<OpProfile>();
 }
 
+void CompiledModel::clearProfile() {
+  std::lock_guard<std::mutex> lock(impl_->plansMutex);
+  if (impl_->primary)
+    impl_->primary->clearProfile();
+  for (auto &entry : impl_->plans)
+    entry.second->clearProfile();
+  if (impl_->lastRun)
+    impl_->lastRun->clearProfile();
+}
+
 } // namespace kc::rt

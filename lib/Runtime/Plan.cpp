@@ -364,6 +364,14 @@ llvm::Expected<std::vector<Tensor>> Plan::runOn(RunState &R, llvm::ArrayRef<Tens
   return result;
 }
 
+void Plan::clearProfile() {
+  std::lock_guard<std::mutex> lock(poolMutex);
+  for (const auto &state : states) {
+    std::fill(state->stepMs.begin(), state->stepMs.end(), 0.0);
+    state->runs = 0;
+  }
+}
+
 std::vector<OpProfile> Plan::profile() const {
   const Schedule &S = schedule;
   auto shapes = [&](llvm::ArrayRef<unsigned> values) {

@@ -64,6 +64,7 @@ struct Plan {
   llvm::Error takeMemory(RunState &s) const;
   size_t workspaceOffset() const { return (arenaBytes + 63) / 64 * 64; }
   std::vector<OpProfile> profile() const;
+  void clearProfile();
 };
 
 } // namespace kc::rt

@@ -230,6 +230,12 @@ public:
     return l;
   }
 
+  void clearProfile() {
+    if (!profiling_)
+      raise("clear_profile() needs a model loaded with kc.load(..., profile=True)");
+    compiled_->clearProfile();
+  }
+
   std::vector<Spec> specs(llvm::ArrayRef<rt::TensorSpec> specs) const {
     std::vector<Spec> r;
     for (const rt::TensorSpec &s : specs)
@@ -332,6 +338,8 @@ PYBIND11_MODULE(_kc, m) {
       .def("profile", &Model::profile,
            "Per step: op, name, shapes, ms per call, calls, FLOPs and GFLOP/s "
            "(load with profile=True).")
+      .def("clear_profile", &Model::clearProfile,
+           "Forgets the times so far (e.g. of the first run, which packs weights).")
       .def("summary", &Model::summary,
            "Op counts, parameters, FLOPs and intermediate memory, as kc-opt --summary.")
       .def_property_readonly("inputs", &Model::inputs)

@@ -111,6 +111,12 @@ def test_profile(model):
     assert conv["output_shapes"] == "f32[1,16,32,32]"
     assert conv["flops"] == 2 * 16 * 32 * 32 * 27 + 2 * 16 * 32 * 32
     assert conv["calls"] >= 1 and conv["ms"] > 0 and conv["gflops"] > 0
+    # Cleared, the profile counts only the runs after.
+    model.clear_profile()
+    assert all(p["calls"] == 0 for p in model.profile())
+    model(numbered(BUNDLED, "in")[0])
+    model(numbered(BUNDLED, "in")[0])
+    assert {p["name"]: p for p in model.profile()}["convbn2d_0"]["calls"] == 2
     with pytest.raises(kc.Error, match="profile=True"):
         kc.load(PARAM).profile()
 

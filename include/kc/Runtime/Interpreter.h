@@ -113,6 +113,10 @@ public:
   /// CompileOptions::profile), sorted by time. Read it while no run is in
   /// flight: the times of a run in progress are being written.
   std::vector<OpProfile> profile() const;
+  /// Forgets the times accumulated so far, in every plan: a profile of the
+  /// steady state leaves out the first run (which packs weights) and the
+  /// warm-up runs. Call it while no run is in flight.
+  void clearProfile();
 
 private:
   CompiledModel();
