@@ -1914,6 +1914,8 @@ TEST_CASE("kernel: a convolution with the expression after it in its epilogue") 
       {"3x3 (Winograd)", {1, 32, 30, 27, 20, 3, 1, 1, 1, 1, true}, true, 1e-4},
       {"3x3 groups 4 (direct loop)", {1, 32, 14, 14, 32, 3, 1, 1, 1, 4, true}, true, kAtol},
       {"3x3 depthwise", {1, 16, 10, 10, 16, 3, 1, 1, 1, 16, true}, false, kAtol},
+      // One value a channel: the epilogue's column of biases in one run.
+      {"1x1 on 1x1 planes (panel kernel)", {2, 72, 1, 1, 40, 1, 1, 0, 1, 1, true}, true, kAtol},
   };
   std::mt19937 rng(2611);
   for (int threads : {1, 2})
@@ -2158,6 +2160,26 @@ TEST_CASE("kernel: 1x1 nn.Conv2d on the strip kernel, with fused activations") {
                       "1x1 -> ReLU");
   checkConvActivation(s, "nn.LeakyReLU", {{"negative_slope", AttrValue::real(0.1)}},
                       [](double v) { return v > 0 ? v : 0.1 * v; }, rng, "1x1 -> LeakyReLU");
+}
+
+TEST_CASE("kernel: squeeze-and-excitation's 1x1 layers on 1x1 planes") {
+  // Few columns on the panel kernel: a strip of 6 holding them, read ahead
+  // into L2, and bias and activation over the column of outputs at once.
+  // 1536 -> 64 -> 1536 as in efficientnet_v2_s; 37 outputs end a panel
+  // short.
+  std::mt19937 rng(2707);
+  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  checkConvActivation({1, 1536, 1, 1, 64, 1, 1, 0, 1, 1, true}, "nn.SiLU", {}, silu, rng,
+                      "1x1 1536->64 on 1x1 -> SiLU");
+  checkConvActivation({1, 64, 1, 1, 1536, 1, 1, 0, 1, 1, true}, "nn.Sigmoid", {}, sigmoid, rng,
+                      "1x1 64->1536 on 1x1 -> Sigmoid");
+  checkConvActivation(
+      {3, 50, 1, 1, 37, 1, 1, 0, 1, 1, true}, "nn.ReLU", {},
+      [](double v) { return std::max(v, 0.0); }, rng, "1x1 50->37 on 1x1, batch 3 -> ReLU");
+  checkConv({2, 50, 1, 1, 37, 1, 1, 0, 1, 1, false}, rng, "1x1 50->37 on 1x1, no bias");
+  // 2x2 planes: one strip of 4 columns and 2 of zeros.
+  checkConv({2, 50, 2, 2, 37, 1, 1, 0, 1, 1, true}, rng, "1x1 50->37 on 2x2");
 }
 
 TEST_CASE("kernel: nn.Conv2d on the strip kernel, patches gathered per block") {

@@ -21,6 +21,16 @@ void BlockEpilogue::operator()(float *block, int64_t rows, int64_t cols, int64_t
                                const float *bias) const {
   if (!expr && !bias && act == Act::None)
     return;
+  // One value a row (1x1 planes: squeeze-and-excitation's convolutions) is
+  // one run with a bias per value; row by row, each value cost a call and
+  // a masked vector (64->1536 with a sigmoid: 0.052 ms, 0.04 of it here).
+  if (cols == 1 && ld == 1) {
+    if (!expr)
+      return rowBiasActivation(block, rows, bias, act, slope);
+    if (bias)
+      rowBiasActivation(block, rows, bias, Act::None, 0.f);
+    return onRow(block, rows, 0.f);
+  }
   if (!bias && ld == cols && !useThreads(rows * cols > 65536))
     return onRow(block, rows * cols, 0.f);
   parallelFor(rows, rows * cols > 65536,

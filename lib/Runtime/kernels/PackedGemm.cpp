@@ -50,7 +50,11 @@ void gemmPackedStrips(const float *packedA, int64_t M, int64_t K, int64_t N, Col
   int64_t groupRows = kPanelRows * panelsPerStep();
   int64_t groups = (M + groupRows - 1) / groupRows;
   int64_t groupBytes = groupRows * K * int64_t(sizeof(float));
-  bool fetchAhead = groups * groupBytes >= kFetchAheadBytes;
+  // A product of one strip of columns does so little work per byte of A
+  // that the fetch instructions cost nothing beside it, and its weight is
+  // read once a run, from memory in a model larger than the caches
+  // (squeeze-and-excitation's 1x1 layers).
+  bool fetchAhead = groups * groupBytes >= kFetchAheadBytes || N <= kCols;
   uk::PanelColumns B{packed, kCols, K * kCols};
   const uk::MicroKernels &uks = uk::microKernels();
   // Rows of group gb times the columns of strips [s0, s1).
@@ -168,10 +172,12 @@ void gemmPackedFewColumns(const float *packedA, int64_t M, int64_t K, const floa
         copySix(o + k * kCols, b + k * ldb);
       return;
     }
-    for (int64_t k = 0; k < K; ++k) {
-      std::copy_n(b + k * ldb, cols, o + k * kCols);
-      std::fill(o + k * kCols + cols, o + (k + 1) * kCols, 0.f);
-    }
+    // Column by column after one fill: a copy and a fill per row were two
+    // library calls per float of a single column (1x1 planes).
+    std::fill(o, o + K * kCols, 0.f);
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t k = 0; k < K; ++k)
+        o[k * kCols + j] = b[k * ldb + j];
   };
   gemmPackedFewColumns(packedA, M, K, N, copy, C, ldc, scratch);
 }
