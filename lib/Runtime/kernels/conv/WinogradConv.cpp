@@ -10,7 +10,7 @@
 // convolution against OpenBLAS, which packs both operands on every call).
 // Input and output tiles are transformed by the micro-kernels
 // f32_winograd43_input and _output, the input read from a zero-bordered
-// copy of each plane.
+// copy of each plane, a band of tile rows at a time on large planes.
 //
 //===----------------------------------------------------------------------===//
 #include "../../ukernels/MicroKernels.h"
@@ -26,6 +26,16 @@
 
 namespace kc::rt {
 namespace {
+
+/// A plane's V and M (36 transformed tiles per channel, in and out) pass
+/// L2 on large planes: 2.7 MB each for 24 channels on 112x112, streamed
+/// through L3 between the three steps. In bands of tile rows of at most
+/// 1 MB, each thread running its bands through all three steps, they stay
+/// in L2 (efficientnet_v2_s's first 24->24 layer 1.37 to 1.05 ms, min of 4
+/// rounds at 1 thread). The filters are read again for each band, so only
+/// those within 1 MB take bands; a band of fewer than 24 tiles would leave
+/// the products short rows.
+constexpr int64_t kWinogradBandBytes = 1 << 20, kMaxBandedFilterBytes = 1 << 20, kMinBandTiles = 24;
 
 // F(4x4, 3x3) filter transform G (6x3).
 constexpr float kG[6][3] = {{1.f / 4, 0, 0},
@@ -44,43 +54,45 @@ public:
         U_(w.source(), "winograd-4x4-3x3", w.mapped), b_(std::move(w.b)),
         mapped_(std::move(w.mapped)), threads_(omp_get_max_threads()) {
     takesExpression_ = true;
-    TH_ = (OH_ + 3) / 4, TW_ = (OW_ + 3) / 4, T_ = TH_ * TW_;
-    // The 36 planes a tile touches are one padded cache line apart so they
-    // do not all map to the same cache set when C·T is a power of two.
-    vStride_ = C_ * T_ + 16, mStride_ = OC_ * T_ + 16;
+    TH_ = (OH_ + 3) / 4, TW_ = (OW_ + 3) / 4;
+    bandRows_ = chooseBandRows();
   }
 
-  /// V and M, then a zero-bordered input plane per thread (8 floats are
-  /// read per tile row of 6: a gap of 16 past the plane's end).
+  /// Whole planes: V and M, then a zero-bordered input plane per thread.
+  /// In bands: each thread's V and M of one band and its input rows.
   size_t workspaceBytes() const override {
-    return size_t(perThreadFloats(36 * (vStride_ + mStride_)) + threads_ * planeFloats()) *
+    if (banded())
+      return size_t(threads_) * perThreadFloats(bandFloats()) * sizeof(float);
+    return size_t(perThreadFloats(36 * (vStride(TH_) + mStride(TH_))) +
+                  threads_ * perThreadFloats(inputFloats(TH_))) *
            sizeof(float);
   }
 
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const Tensor &U = U_.get([&](const Tensor &weight) { return transformFilters(weight); });
-    float *V = static_cast<float *>(ctx.workspace); // [36][C][T], planes vStride_ apart
-    float *M = V + 36 * vStride_;                   // [36][OC][T], planes mStride_ apart
-    float *planes = V + perThreadFloats(36 * (vStride_ + mStride_));
-    const float *bias = b_.numel() ? b_.data<float>() : nullptr;
     const BlockEpilogue ep = epilogue(out[0]->data<float>(), in);
+    float *ws = static_cast<float *>(ctx.workspace);
     for (int64_t n = 0; n < N_; ++n) {
-      const float *x = in[0]->data<float>() + n * C_ * H_ * W_;
-      float *y = out[0]->data<float>() + n * OC_ * OH_ * OW_;
-      inputTransform(x, V, planes);
-      // 36 GEMMs, one per tile position, by panels of 16 output channels
-      // spread over the threads. Each thread runs its items in order, and
-      // the next item's panel follows this one's in U_, so each fetches
-      // the next ahead once U_ outgrows L2.
-      int64_t step = panelsPerStep();
-      int64_t steps = (OC_ + kPanelRows * step - 1) / (kPanelRows * step);
-      bool fetch = 36 * uSize_ * int64_t(sizeof(float)) >= kFetchAheadBytes;
-      parallelFor(36 * steps, true, [&](int64_t item) {
-        int64_t p = item / steps, pb = item % steps * step;
-        gemmPanels(U.data<float>() + p * uSize_, pb, OC_, C_, V + p * vStride_, T_, T_,
-                   M + p * mStride_, T_, fetch && item + 1 < 36 * steps);
+      Band b{in[0]->data<float>() + n * C_ * H_ * W_, out[0]->data<float>() + n * OC_ * OH_ * OW_,
+             U.data<float>(), &ep};
+      if (!banded()) {
+        // One band of every tile row, each step shared over the threads.
+        b.V = ws;
+        b.M = ws + 36 * vStride(TH_);
+        b.input = ws + perThreadFloats(36 * (vStride(TH_) + mStride(TH_)));
+        b.inputPerThread = true;
+        runBand(b, 0, TH_);
+        continue;
+      }
+      // Each thread runs whole bands, every step on its own.
+      int64_t bands = (TH_ + bandRows_ - 1) / bandRows_;
+      parallelFor(bands, true, [&](int64_t i) {
+        Band mine = b;
+        mine.V = ws + omp_get_thread_num() * perThreadFloats(bandFloats());
+        mine.M = mine.V + 36 * vStride(bandRows_);
+        mine.input = mine.M + 36 * mStride(bandRows_);
+        runBand(mine, i * bandRows_, std::min(TH_, (i + 1) * bandRows_));
       });
-      outputTransform(M, y, bias, ep);
     }
   }
 
@@ -124,43 +136,113 @@ private:
     return transformed;
   }
 
-  /// V[p][c][t] = (Bᵀ d B)[p] for every tile t of every channel c. Each
-  /// channel is first copied into a zero-bordered plane that holds every
-  /// tile whole, so all tiles, edge ones included, take the vector path: 8
-  /// tiles (consecutive in t, possibly across tile rows) at a time, one per
-  /// lane. Without the copy, tiles at the edges ran scalar, and planes of
-  /// fewer than 8 tiles across (28x28 and 14x14) ran scalar throughout.
-  void inputTransform(const float *x, float *V, float *planes) const {
-    const int64_t PWt = 4 * TW_ + 2, region = planeFloats();
+  /// One image's tile rows [r0, r1) and where they are computed.
+  struct Band {
+    const float *x;
+    float *y;
+    const float *U;
+    const BlockEpilogue *ep;
+    float *V = nullptr, *M = nullptr, *input = nullptr;
+    bool inputPerThread = false; ///< `input` holds a plane per thread
+  };
+
+  /// Tile rows [r0, r1): their input tiles transformed, the 36 products,
+  /// their output tiles and the epilogue over their output rows.
+  void runBand(const Band &b, int64_t r0, int64_t r1) const {
+    const int64_t tiles = (r1 - r0) * TW_;
+    const int64_t vs = vStride(r1 - r0), ms = mStride(r1 - r0);
+    inputTransform(b, r0, r1, vs);
+    // 36 GEMMs, one per tile position, by panels of 16 output channels
+    // spread over the threads. Each thread runs its items in order, and
+    // the next item's panel follows this one's in U_, so each fetches
+    // the next ahead once U_ outgrows L2.
+    int64_t step = panelsPerStep();
+    int64_t steps = (OC_ + kPanelRows * step - 1) / (kPanelRows * step);
+    bool fetch = 36 * uSize_ * int64_t(sizeof(float)) >= kFetchAheadBytes;
+    parallelFor(36 * steps, true, [&](int64_t item) {
+      int64_t p = item / steps, pb = item % steps * step;
+      gemmPanels(b.U + p * uSize_, pb, OC_, C_, b.V + p * vs, tiles, tiles, b.M + p * ms, tiles,
+                 fetch && item + 1 < 36 * steps);
+    });
+    outputTransform(b, r0, r1, ms);
+  }
+
+  /// V[p][c][t] = (Bᵀ d B)[p] for every tile t of the band of every
+  /// channel c. Each channel's input rows are first copied into a
+  /// zero-bordered plane that holds every tile whole, so all tiles, edge
+  /// ones included, take the vector path: 8 tiles (consecutive in t,
+  /// possibly across tile rows) at a time, one per lane. Without the copy,
+  /// tiles at the edges ran scalar, and planes of fewer than 8 tiles across
+  /// (28x28 and 14x14) ran scalar throughout.
+  void inputTransform(const Band &b, int64_t r0, int64_t r1, int64_t vs) const {
+    const int64_t PWt = 4 * TW_ + 2, region = perThreadFloats(inputFloats(r1 - r0));
+    const int64_t tiles = (r1 - r0) * TW_, rows = 4 * (r1 - r0) + 2;
+    // The band's input rows within the input: from ih0, `take` of them
+    // after `skip` rows of zeros.
+    const int64_t ih0 = 4 * r0 - PH_, skip = std::max<int64_t>(0, -ih0);
+    const int64_t take = std::max<int64_t>(0, std::min(rows, H_ - ih0) - skip);
     const uk::MicroKernels &uks = uk::microKernels();
-    // Rows and columns past the input stay zero: only the input's own
-    // window is ever written.
-    std::memset(planes, 0, size_t(threads_ * region) * sizeof(float));
+    // Columns past the input stay zero: only the input's own columns are
+    // ever written. Rows past it are zeroed once per band.
+    int planes = b.inputPerThread ? threads_ : 1;
+    std::memset(b.input, 0, size_t(planes * region) * sizeof(float));
     parallelFor(
         C_, true,
         [&](int64_t c) {
-          float *pad = planes + omp_get_thread_num() * region;
-          copyRows(pad + PH_ * PWt + PW_, PWt, x + c * H_ * W_, W_, H_, W_);
-          uks.winogradInput(pad, PWt, TW_, T_, V + c * T_, vStride_);
+          float *pad = b.input + (b.inputPerThread ? omp_get_thread_num() * region : 0);
+          copyRows(pad + skip * PWt + PW_, PWt, b.x + (c * H_ + ih0 + skip) * W_, W_, take, W_);
+          uks.winogradInput(pad, PWt, TW_, tiles, b.V + c * tiles, vs);
         },
         threads_);
   }
 
-  int64_t planeFloats() const { return perThreadFloats((4 * TH_ + 2) * (4 * TW_ + 2) + 16); }
+  /// Input floats of a band of `rows` tile rows (8 floats are read per tile
+  /// row of 6: a gap of 16 past the band's end).
+  int64_t inputFloats(int64_t rows) const { return (4 * rows + 2) * (4 * TW_ + 2) + 16; }
 
-  /// y[oc] = Aᵀ m A for every tile (f32_winograd43_output), then the
-  /// epilogue over the whole plane while it is in cache.
-  void outputTransform(const float *M, float *y, const float *bias, const BlockEpilogue &ep) const {
+  /// y[oc] = Aᵀ m A for every tile of the band (f32_winograd43_output),
+  /// then the epilogue over its output rows while they are in cache.
+  void outputTransform(const Band &b, int64_t r0, int64_t r1, int64_t ms) const {
     const uk::MicroKernels &uks = uk::microKernels();
+    const int64_t tiles = (r1 - r0) * TW_, oh0 = 4 * r0, ohs = std::min(OH_, 4 * r1) - oh0;
+    const float *bias = b_.numel() ? b_.data<float>() : nullptr;
     parallelFor(OC_, true, [&](int64_t oc) {
-      float *plane = y + oc * OH_ * OW_;
-      uks.winogradOutput(M + oc * T_, mStride_, TW_, T_, plane, OH_, OW_);
-      ep(plane, 1, OH_ * OW_, OH_ * OW_, bias ? bias + oc : nullptr);
+      float *rows = b.y + (oc * OH_ + oh0) * OW_;
+      uks.winogradOutput(b.M + oc * tiles, ms, TW_, tiles, rows, ohs, OW_);
+      (*b.ep)(rows, 1, ohs * OW_, ohs * OW_, bias ? bias + oc : nullptr);
     });
   }
 
+  /// Strides of V's and M's 36 planes for a band of `rows` tile rows: one
+  /// padded cache line apart so they do not all map to the same cache set
+  /// when C·T is a power of two.
+  int64_t vStride(int64_t rows) const { return C_ * rows * TW_ + 16; }
+  int64_t mStride(int64_t rows) const { return OC_ * rows * TW_ + 16; }
+  /// One thread's V, M and input rows of a band.
+  int64_t bandFloats() const {
+    return 36 * (vStride(bandRows_) + mStride(bandRows_)) + perThreadFloats(inputFloats(bandRows_));
+  }
+  bool banded() const { return bandRows_ < TH_; }
+
+  /// Tile rows per band: V and M of a band within kWinogradBandBytes, at
+  /// least kMinBandTiles tiles, as many bands on each thread; whole planes
+  /// where that makes one band or the filters pass kMaxBandedFilterBytes.
+  int64_t chooseBandRows() const {
+    if (36 * int64_t(uSize_) * int64_t(sizeof(float)) > kMaxBandedFilterBytes)
+      return TH_;
+    int64_t perRow = 36 * (C_ + OC_) * TW_ * int64_t(sizeof(float));
+    int64_t rows =
+        std::max<int64_t>({kWinogradBandBytes / perRow, (kMinBandTiles + TW_ - 1) / TW_, 1});
+    int64_t bands = (TH_ + rows - 1) / rows;
+    if (bands < 2)
+      return TH_;
+    bands = (bands + threads_ - 1) / threads_ * threads_;
+    return (TH_ + bands - 1) / bands;
+  }
+
   int64_t N_, C_, H_, W_, OC_, OH_, OW_, PH_, PW_;
-  int64_t TH_, TW_, T_, vStride_, mStride_;
+  int64_t TH_, TW_;
+  int64_t bandRows_;                   ///< tile rows a thread runs at a time; TH_: whole planes
   size_t uSize_ = packedSize(OC_, C_); ///< floats per packed U_p
   PreparedWeight U_;                   ///< from the weight, on the first run
   Tensor b_;
