@@ -15,7 +15,8 @@
 //
 // - Winograd F(4x4, 3x3) for 3x3 stride-1 ungrouped layers with at least
 //   16 input and 16 output channels and 64 outputs per plane, and, when
-//   the transformed filters pass 16 MiB, 16 tiles per plane.
+//   the transformed filters pass 16 MiB, 16 tiles per plane or planes of
+//   whole tiles.
 // - Depthwise layers run a direct loop per channel plane (3x3: masked
 //   loads in place where masks are fast, 16 lanes or 8 for short rows).
 // - Other grouped layers of at most 32 output channels a group and sums of
@@ -53,7 +54,11 @@ constexpr int64_t kMinWinogradChannels = 16, kMinWinogradOutputs = 16, kMinWinog
 /// Winograd's transformed filters are 4x the weight (36 values for 9) and
 /// are read whole on every run. Beyond 16 MiB (half the L3 cache of the
 /// 2-core machines kc is measured on) they stream from memory, which only
-/// pays on planes of at least 16 tiles: on 9x9 and 10x10 planes (9 tiles;
+/// pays on planes of at least 16 tiles or on planes the tiles cover
+/// exactly (every tile's 16 outputs used: inception_v3's 448->384 layers
+/// on 8x8, 24.8 MB of filters, 1.95-2.46 to 1.30-1.34 ms each at 1 thread;
+/// resnet18's 512-channel layers on 7x7, 49 of 64 outputs used, stay
+/// slower on Winograd, 22.0 against 22.1-22.4 ms). On 9x9 and 10x10 planes (9 tiles;
 /// resnet18 at 288 and 320) its 512-channel layers (37.7 MB of filters)
 /// run faster on the panel kernel (1x3x288x288 at 1 thread 25.8 to 23.3 ms,
 /// medians of 5 interleaved rounds), and a model that meets those sizes
@@ -139,9 +144,10 @@ ConvChoice chooseConv(const ConvGeometry &g, const ConvContext &ctx) {
   const int64_t outputs = g.outputs();
   const int64_t tiles = ((g.OH + 3) / 4) * ((g.OW + 3) / 4);
   const bool filtersInCache = g.C * g.OC * 36 * int64_t(sizeof(float)) <= kWinogradCachedFilters;
+  const bool wholeTiles = g.OH % 4 == 0 && g.OW % 4 == 0;
   if (ctx.winograd && g.is3x3() && g.SW == 1 && g.G == 1 && g.C >= kMinWinogradChannels &&
       g.OC >= kMinWinogradOutputs && outputs >= kMinWinogradPlane &&
-      (filtersInCache || tiles >= kMinWinogradTilesStreamed)) {
+      (filtersInCache || tiles >= kMinWinogradTilesStreamed || wholeTiles)) {
     c.algo = ConvAlgo::Winograd;
   } else if (g.depthwise()) {
     c.algo = ConvAlgo::Depthwise;
