@@ -2138,21 +2138,21 @@ TEST_CASE("kernel: Winograd on 1 and 2 threads, with fused activations") {
 }
 
 TEST_CASE("kernel: Winograd in bands of tile rows on large planes") {
-  // Planes whose transformed tiles pass 1 MB run a band of tile rows at a
-  // time on each thread: 16->20 on 101x90 (26 x 23 tiles, 119 KB of V and
-  // M a tile row: 4 bands of 7 rows, the last of 5), the top band's
-  // padding read as zeros, the bottom one's rows past the input too;
-  // without padding, on 98x103, batch 2.
+  // Planes whose transformed tiles pass 4 MB run bands of tile rows, each
+  // on one thread: 16->20 on 121x118 (31 x 30 tiles, 156 KB of V and M a
+  // tile row: 6 bands of 5 or 6 rows), the top band's padding read as
+  // zeros, the bottom one's rows past the input too; without padding, on
+  // 124x127, batch 2.
   auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
   const EpilogueExpr residual{"  %0 = add(%c, %r) : $T\n  return %0", true, false,
                               [](double c, double r) { return c + r; }};
   for (int threads : {1, 2}) {
     std::string on = " on " + std::to_string(threads) + " thread(s)";
     std::mt19937 rng(2712);
-    ConvSpec padded{1, 16, 101, 90, 20, 3, 1, 1, 1, 1, true};
-    ConvSpec unpadded{2, 16, 98, 103, 16, 3, 1, 0, 1, 1, true};
-    checkConv(padded, rng, "3x3 16->20 on 101x90 (Winograd bands)" + on, 1e-4, 1e-4, threads);
-    checkConv(unpadded, rng, "3x3 16->16 on 98x103 unpadded, batch 2 (Winograd bands)" + on, 1e-4,
+    ConvSpec padded{1, 16, 121, 118, 20, 3, 1, 1, 1, 1, true};
+    ConvSpec unpadded{2, 16, 124, 127, 16, 3, 1, 0, 1, 1, true};
+    checkConv(padded, rng, "3x3 16->20 on 121x118 (Winograd bands)" + on, 1e-4, 1e-4, threads);
+    checkConv(unpadded, rng, "3x3 16->16 on 124x127 unpadded, batch 2 (Winograd bands)" + on, 1e-4,
               1e-4, threads);
     checkConvActivation(padded, "nn.SiLU", {}, silu, rng, "Winograd bands -> SiLU" + on, 1e-4, 1e-4,
                         threads);

@@ -28,14 +28,15 @@ namespace kc::rt {
 namespace {
 
 /// A plane's V and M (36 transformed tiles per channel, in and out) pass
-/// L2 on large planes: 2.7 MB each for 24 channels on 112x112, streamed
-/// through L3 between the three steps. In bands of tile rows of at most
-/// 1 MB, each thread running its bands through all three steps, they stay
-/// in L2 (efficientnet_v2_s's first 24->24 layer 1.37 to 1.05 ms, min of 4
-/// rounds at 1 thread). The filters are read again for each band, so only
-/// those within 1 MB take bands; a band of fewer than 24 tiles would leave
-/// the products short rows.
-constexpr int64_t kWinogradBandBytes = 1 << 20, kMaxBandedFilterBytes = 1 << 20, kMinBandTiles = 24;
+/// L2 on large planes (2.7 MB each for 24 channels on 112x112) and stream
+/// through L3 between the input transform, the 36 products and the output
+/// transform. Past 4 MB (twice L2) each thread runs bands of tile rows of
+/// at most 1 MB through all three steps instead, V and M staying in L2,
+/// the filters read again for each band. Below 4 MB bands gained nothing
+/// or lost (96->96 on 35x35: 0.69 against 0.71 ms). A band holds at least
+/// 24 tiles, which keeps the products' rows long. docs/performance.md has
+/// the layers measured.
+constexpr int64_t kWinogradBandedAbove = 4 << 20, kWinogradBandBytes = 1 << 20, kMinBandTiles = 24;
 
 // F(4x4, 3x3) filter transform G (6x3).
 constexpr float kG[6][3] = {{1.f / 4, 0, 0},
@@ -55,7 +56,8 @@ public:
         mapped_(std::move(w.mapped)), threads_(omp_get_max_threads()) {
     takesExpression_ = true;
     TH_ = (OH_ + 3) / 4, TW_ = (OW_ + 3) / 4;
-    bandRows_ = chooseBandRows();
+    bands_ = chooseBands();
+    bandRows_ = (TH_ + bands_ - 1) / bands_;
   }
 
   /// Whole planes: V and M, then a zero-bordered input plane per thread.
@@ -85,13 +87,12 @@ public:
         continue;
       }
       // Each thread runs whole bands, every step on its own.
-      int64_t bands = (TH_ + bandRows_ - 1) / bandRows_;
-      parallelFor(bands, true, [&](int64_t i) {
+      parallelFor(bands_, true, [&](int64_t i) {
         Band mine = b;
         mine.V = ws + omp_get_thread_num() * perThreadFloats(bandFloats());
         mine.M = mine.V + 36 * vStride(bandRows_);
         mine.input = mine.M + 36 * mStride(bandRows_);
-        runBand(mine, i * bandRows_, std::min(TH_, (i + 1) * bandRows_));
+        runBand(mine, bandStart(i), bandStart(i + 1));
       });
     }
   }
@@ -222,27 +223,31 @@ private:
   int64_t bandFloats() const {
     return 36 * (vStride(bandRows_) + mStride(bandRows_)) + perThreadFloats(inputFloats(bandRows_));
   }
-  bool banded() const { return bandRows_ < TH_; }
+  bool banded() const { return bands_ > 1; }
 
-  /// Tile rows per band: V and M of a band within kWinogradBandBytes, at
-  /// least kMinBandTiles tiles, as many bands on each thread; whole planes
-  /// where that makes one band or the filters pass kMaxBandedFilterBytes.
-  int64_t chooseBandRows() const {
-    if (36 * int64_t(uSize_) * int64_t(sizeof(float)) > kMaxBandedFilterBytes)
-      return TH_;
+  /// Bands per image: none (1) where a plane's V and M stay within
+  /// kWinogradBandedAbove; else as many as keep a band's within
+  /// kWinogradBandBytes with at least kMinBandTiles tiles, rounded up to a
+  /// multiple of the threads.
+  int64_t chooseBands() const {
     int64_t perRow = 36 * (C_ + OC_) * TW_ * int64_t(sizeof(float));
+    if (perRow * TH_ <= kWinogradBandedAbove)
+      return 1;
     int64_t rows =
         std::max<int64_t>({kWinogradBandBytes / perRow, (kMinBandTiles + TW_ - 1) / TW_, 1});
     int64_t bands = (TH_ + rows - 1) / rows;
     if (bands < 2)
-      return TH_;
-    bands = (bands + threads_ - 1) / threads_ * threads_;
-    return (TH_ + bands - 1) / bands;
+      return 1;
+    return std::min(TH_, (bands + threads_ - 1) / threads_ * threads_);
   }
+
+  /// Band i's first tile row: bands differ by at most one row.
+  int64_t bandStart(int64_t i) const { return TH_ * i / bands_; }
 
   int64_t N_, C_, H_, W_, OC_, OH_, OW_, PH_, PW_;
   int64_t TH_, TW_;
-  int64_t bandRows_;                   ///< tile rows a thread runs at a time; TH_: whole planes
+  int64_t bands_;                      ///< bands of tile rows per image; 1: whole planes
+  int64_t bandRows_;                   ///< tile rows of the largest band
   size_t uSize_ = packedSize(OC_, C_); ///< floats per packed U_p
   PreparedWeight U_;                   ///< from the weight, on the first run
   Tensor b_;
