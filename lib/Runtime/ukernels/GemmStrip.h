@@ -16,45 +16,44 @@
 
 namespace kc::uk::KC_UK_ISA {
 
-template <class T, Act A>
+/// One tile: 6 rows × NV vectors of columns (NV·kLanes, of which `cols`
+/// are stored).
+template <class T, Act A, int NV>
 KC_UK_INLINE void f32_gemm_strip_tile(const float *a, const float *b, int64_t ldb, int64_t K,
                                       const float *bias, float slope, float *c, int64_t ldc,
                                       int64_t rows, int64_t cols) {
   using V = typename T::V;
   constexpr int L = T::kLanes, R = int(kStripRows);
-  V acc[R][2];
+  V acc[R][NV];
   unroll<R>([&](auto r) {
-    acc[r][0] = acc[r][1] = T::set1(bias && r < rows ? bias[int(r)] : 0.f);
+    V init = T::set1(bias && r < rows ? bias[int(r)] : 0.f);
+    unroll<NV>([&](auto v) { acc[r][v] = init; });
   });
   for (int64_t k = 0; k < K; ++k) {
-    V b0 = T::load(b + k * ldb), b1 = T::load(b + k * ldb + L);
+    V bv[NV];
+    unroll<NV>([&](auto v) { bv[v] = T::load(b + k * ldb + v * L); });
     const float *ak = a + k * R;
     unroll<R>([&](auto r) {
       V ar = T::broadcast(ak + r);
-      acc[r][0] = T::fma(ar, b0, acc[r][0]);
-      acc[r][1] = T::fma(ar, b1, acc[r][1]);
+      unroll<NV>([&](auto v) { acc[r][v] = T::fma(ar, bv[v], acc[r][v]); });
     });
   }
   if constexpr (T::kFastMasks) {
-    auto lo = T::firstLanes(cols), hi = T::firstLanes(cols - L);
     unroll<R>([&](auto r) {
-      if (r < rows) {
-        T::maskStore(c + r * ldc, lo, vact<T, A>(acc[r][0], slope));
-        T::maskStore(c + r * ldc + L, hi, vact<T, A>(acc[r][1], slope));
-      }
+      if (r < rows)
+        unroll<NV>([&](auto v) {
+          T::maskStore(c + r * ldc + v * L, T::firstLanes(cols - v * L),
+                       vact<T, A>(acc[r][v], slope));
+        });
     });
   } else {
-    bool full = rows == R && cols == 2 * L;
-    alignas(64) float t[R][2 * L];
+    bool full = rows == R && cols == NV * L;
+    alignas(64) float t[R][NV * L];
     unroll<R>([&](auto r) {
-      V v0 = vact<T, A>(acc[r][0], slope), v1 = vact<T, A>(acc[r][1], slope);
-      if (full) {
-        T::store(c + r * ldc, v0);
-        T::store(c + r * ldc + L, v1);
-      } else {
-        T::store(t[r], v0);
-        T::store(t[r] + L, v1);
-      }
+      unroll<NV>([&](auto v) {
+        V x = vact<T, A>(acc[r][v], slope);
+        T::store(full ? c + r * ldc + v * L : t[r] + v * L, x);
+      });
     });
     if (full)
       return;
@@ -64,14 +63,21 @@ KC_UK_INLINE void f32_gemm_strip_tile(const float *a, const float *b, int64_t ld
   }
 }
 
-/// A strip of A times a block of B, tile by tile (GemmStripFn).
+/// A strip of A times a block of B, tile by tile (GemmStripFn): tiles of
+/// two vectors, a last one of at most one vector's columns on one (a 14x14
+/// plane's 196 columns end in a tile of 4, which two vectors computed at
+/// the cost of 32).
 template <class T, Act A>
 void f32_gemm_strip(const float *a, const float *b, int64_t ldb, int64_t K, const float *bias,
                     float slope, float *c, int64_t ldc, int64_t rows, int64_t cols) {
-  constexpr int64_t W = 2 * T::kLanes;
-  for (int64_t t0 = 0; t0 < cols; t0 += W)
-    f32_gemm_strip_tile<T, A>(a, b + t0, ldb, K, bias, slope, c + t0, ldc, rows,
-                              minOf(W, cols - t0));
+  constexpr int64_t L = T::kLanes, W = 2 * L;
+  for (int64_t t0 = 0; t0 < cols; t0 += W) {
+    int64_t n = minOf(W, cols - t0);
+    if (n > L)
+      f32_gemm_strip_tile<T, A, 2>(a, b + t0, ldb, K, bias, slope, c + t0, ldc, rows, n);
+    else
+      f32_gemm_strip_tile<T, A, 1>(a, b + t0, ldb, K, bias, slope, c + t0, ldc, rows, n);
+  }
 }
 
 } // namespace kc::uk::KC_UK_ISA
