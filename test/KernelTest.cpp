@@ -2390,6 +2390,20 @@ TEST_CASE("kernel: nn.Upsample nearest and bilinear") {
                       out);
     expectClose(t, out, bilinearRef(in, x, 5, 7, true, 0, 0), "bilinear size align");
   }
+  SUBCASE("bilinear x2 on rows of 2048 and 2049 (blended rows, and not)") {
+    // Rows of up to 2048 floats are blended on the stack first; wider
+    // ones take the four taps from the source rows.
+    for (int64_t W : {2048, 2049}) {
+      const Dims wide{1, 1, 3, W};
+      auto xw = uniform(rng, count(wide));
+      Dims out{1, 1, 6, 2 * W};
+      auto got = runOneOp(
+          wide, xw,
+          "nn.Upsample(%x) {align_corners=false, mode=\"bilinear\", scale_factor=[2.0,2.0]}", out);
+      expectClose(got, out, bilinearRef(wide, xw, 6, 2 * W, false, 0.5, 0.5),
+                  "bilinear x2, width " + std::to_string(W));
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//
