@@ -31,9 +31,9 @@ namespace {
 /// thread has the least to do. A 14x14 output is four blocks of columns
 /// (64, 64, 64 and 4): as whole blocks over 2 threads, one thread gets 128
 /// columns and the other 68. Splitting the strips too evens that out, at
-/// the price of each thread filling more blocks of B; a fill costs about a
-/// third of one strip's products over the block, which the costs count.
-StripSchedule scheduleStrips(int64_t M, int64_t N, int threads) {
+/// the price of each thread filling more blocks of B, which the costs
+/// count (`fillCost`, in thirds of a strip: StripSchedules).
+StripSchedule scheduleStrips(int64_t M, int64_t N, int threads, int64_t fillCost) {
   int64_t blocks = (N + kStripBlockCols - 1) / kStripBlockCols;
   int64_t strips = (M + kStripRows - 1) / kStripRows;
   auto tiles = [&](int64_t blk) {
@@ -50,7 +50,7 @@ StripSchedule scheduleStrips(int64_t M, int64_t N, int threads) {
     auto cost = [&](int64_t item) {
       int64_t grp = item / blocks, blk = item % blocks;
       int64_t s = std::min(strips, (grp + 1) * perGroup) - grp * perGroup;
-      return tiles(blk) * (3 * s + 1);
+      return tiles(blk) * (3 * s + fillCost);
     };
     int64_t items = groups * blocks, total = 0;
     for (int64_t i = 0; i < items; ++i)
@@ -76,9 +76,9 @@ StripSchedule scheduleStrips(int64_t M, int64_t N, int threads) {
 
 } // namespace
 
-StripSchedules::StripSchedules(int64_t M, int64_t N, int maxThreads) {
+StripSchedules::StripSchedules(int64_t M, int64_t N, int maxThreads, int64_t fillCost) {
   for (int t = 1; t <= maxThreads; ++t)
-    byThreads_.push_back(scheduleStrips(M, N, t));
+    byThreads_.push_back(scheduleStrips(M, N, t, fillCost));
 }
 
 void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlockFn fill, float *C,

@@ -57,8 +57,15 @@ struct StripSchedule {
 /// time).
 class StripSchedules {
 public:
+  /// What filling a block of B costs, in thirds of one strip's products
+  /// over it, at 1 thread: a copy of X's rows about a third
+  /// (kCopiedBlock); a convolution's patches gathered about three strips
+  /// (kGatheredBlock: 3x3 stride 2 over 64 channels 2.8, 1x7 over 128
+  /// 3.2, from the gather's and the kernel's shares of the time).
+  static constexpr int64_t kCopiedBlock = 1, kGatheredBlock = 9;
+
   StripSchedules() = default;
-  StripSchedules(int64_t M, int64_t N, int maxThreads);
+  StripSchedules(int64_t M, int64_t N, int maxThreads, int64_t fillCost = kCopiedBlock);
   int maxThreads() const { return int(byThreads_.size()); }
   const StripSchedule &forThreads(int t) const { return byThreads_[size_t(t - 1)]; }
 

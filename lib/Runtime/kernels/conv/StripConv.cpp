@@ -22,7 +22,9 @@ namespace {
 class StripConvKernel final : public ConvKernel {
 public:
   StripConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
-      : ConvKernel(g, std::move(w)), choice_(c), schedules_(g.OCg(), g.outputs(), threads_),
+      : ConvKernel(g, std::move(w)), choice_(c),
+        schedules_(g.OCg(), g.outputs(), threads_,
+                   g.pointwise() ? StripSchedules::kCopiedBlock : StripSchedules::kGatheredBlock),
         packed_(w_.source(), groupsLayout(kStripLayout, g_), w_.mapped) {
     takesExpression_ = true;
     takesInputScale_ = g.pointwise();
