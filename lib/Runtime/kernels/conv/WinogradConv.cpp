@@ -86,14 +86,18 @@ public:
         runBand(b, 0, TH_);
         continue;
       }
-      // Each thread runs whole bands, every step on its own.
-      parallelFor(bands_, true, [&](int64_t i) {
-        Band mine = b;
-        mine.V = ws + omp_get_thread_num() * perThreadFloats(bandFloats());
-        mine.M = mine.V + 36 * vStride(bandRows_);
-        mine.input = mine.M + 36 * mStride(bandRows_);
-        runBand(mine, bandStart(i), bandStart(i + 1));
-      });
+      // Each thread runs whole bands, every step on its own, in the slice
+      // of the workspace it was sized for.
+      parallelFor(
+          bands_, true,
+          [&](int64_t i) {
+            Band mine = b;
+            mine.V = ws + omp_get_thread_num() * perThreadFloats(bandFloats());
+            mine.M = mine.V + 36 * vStride(bandRows_);
+            mine.input = mine.M + 36 * mStride(bandRows_);
+            runBand(mine, bandStart(i), bandStart(i + 1));
+          },
+          threads_);
     }
   }
 
