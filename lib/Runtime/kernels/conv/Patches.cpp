@@ -93,13 +93,15 @@ void gatherPatches(const float *in, float *col, int64_t ld, int64_t c0, int64_t 
           }
           zeroShort(row, q.zeros);
           float *out = row + q.zeros;
-          const float *srow = src + ih * g.W + q.src;
-          if (split || g.SW == 1)
-            copyShortRow(out, srow, q.n);
-          else if (g.SW == 2)
-            gatherStrided<2>(out, srow, q.n, 2);
-          else
-            gatherStrided<0>(out, srow, q.n, g.SW);
+          if (q.n > 0) { // else q.src may lie outside the row
+            const float *srow = src + ih * g.W + q.src;
+            if (split || g.SW == 1)
+              copyShortRow(out, srow, q.n);
+            else if (g.SW == 2)
+              gatherStrided<2>(out, srow, q.n, 2);
+            else
+              gatherStrided<0>(out, srow, q.n, g.SW);
+          }
           zeroShort(out + q.n, r.len - q.zeros - q.n);
         }
       }
