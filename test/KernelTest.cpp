@@ -2390,9 +2390,9 @@ TEST_CASE("kernel: nn.Upsample nearest and bilinear") {
                       out);
     expectClose(t, out, bilinearRef(in, x, 5, 7, true, 0, 0), "bilinear size align");
   }
-  SUBCASE("bilinear x2 on rows of 2048 and 2049 (blended rows, and not)") {
-    // Rows of up to 2048 floats are blended on the stack first; wider
-    // ones take the four taps from the source rows.
+  SUBCASE("bilinear x2 on rows of 2048 and 2049") {
+    // Each thread blends two source rows into its slice of the workspace,
+    // as wide as a row: wide rows as well as narrow ones.
     for (int64_t W : {2048, 2049}) {
       const Dims wide{1, 1, 3, W};
       auto xw = uniform(rng, count(wide));

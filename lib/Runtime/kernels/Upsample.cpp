@@ -20,15 +20,13 @@ namespace {
 /// (unet_small's 64x32x32 upsampling had run on one at 65536).
 constexpr int64_t kParallelOutputs = 16384;
 
-/// Source rows up to this width are blended into a buffer on the stack.
-constexpr int64_t kBlendedRow = 2048;
-
 class UpsampleKernel final : public OpKernel {
 public:
   /// `h`, `w`: the taps of the two dims (resampleAxis), 1 or 2 each.
   UpsampleKernel(int64_t planes, int64_t H, int64_t W, const ResampleAxis &h, const ResampleAxis &w)
       : planes_(planes), H_(H), W_(W), OH_(int64_t(h.idx.size()) / h.T),
         OW_(int64_t(w.idx.size()) / w.T), bilinear_(h.T == 2) {
+    blend_.floats = bilinear_ ? W : 0;
     auto split = [](const ResampleAxis &a, std::vector<int64_t> &i0, std::vector<int64_t> &i1,
                     std::vector<float> &l) {
       for (size_t o = 0; o < a.idx.size(); o += size_t(a.T)) {
@@ -41,7 +39,10 @@ public:
     split(w, w0_, w1_, lw_);
   }
 
-  void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
+  /// Bilinear: a blended source row per thread.
+  size_t workspaceBytes() const override { return blend_.bytes(); }
+
+  void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
     // Locals, not members, in the loops: the compiler then knows the
@@ -50,10 +51,9 @@ public:
     const int64_t *h0 = h0_.data(), *h1 = h1_.data(), *w0 = w0_.data(), *w1 = w1_.data();
     const float *lhs = lh_.data(), *lws = lw_.data();
     bool bilinear = bilinear_;
-    parallelFor(planes_, planes_ * OH * OW > kParallelOutputs, [&](int64_t p) {
+    auto plane = [&](int64_t p, float *blend) {
       const float *src = x + p * H * W;
       float *dst = y + p * OH * OW;
-      alignas(64) float blend[kBlendedRow];
       for (int64_t oh = 0; oh < OH; ++oh) {
         const float *r0 = src + h0[oh] * W, *r1 = src + h1[oh] * W;
         float *d = dst + oh * OW;
@@ -62,31 +62,24 @@ public:
             d[ow] = r0[w0[ow]];
           continue;
         }
+        // The two source rows blended first, in vectors; then two taps a
+        // value from the blend, where there had been four from the rows.
         float lh = lhs[oh];
-        if (W <= kBlendedRow) {
-          // The two source rows blended first, in vectors; then two taps a
-          // value from the blend, where there had been four from the rows.
-          for (int64_t iw = 0; iw < W; ++iw)
-            blend[iw] = r0[iw] * (1 - lh) + r1[iw] * lh;
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            float lw = lws[ow];
-            d[ow] = blend[w0[ow]] * (1 - lw) + blend[w1[ow]] * lw;
-          }
-          continue;
-        }
+        for (int64_t iw = 0; iw < W; ++iw)
+          blend[iw] = r0[iw] * (1 - lh) + r1[iw] * lh;
         for (int64_t ow = 0; ow < OW; ++ow) {
           float lw = lws[ow];
-          float top = r0[w0[ow]] * (1 - lw) + r0[w1[ow]] * lw;
-          float bot = r1[w0[ow]] * (1 - lw) + r1[w1[ow]] * lw;
-          d[ow] = top * (1 - lh) + bot * lh;
+          d[ow] = blend[w0[ow]] * (1 - lw) + blend[w1[ow]] * lw;
         }
       }
-    });
+    };
+    parallelForScratch(planes_, planes_ * OH * OW > kParallelOutputs, blend_, ctx.workspace, plane);
   }
 
 private:
   int64_t planes_, H_, W_, OH_, OW_;
   bool bilinear_;
+  ThreadScratch blend_; ///< a source row per thread, when bilinear
   std::vector<int64_t> h0_, h1_, w0_, w1_;
   std::vector<float> lh_, lw_;
 };
