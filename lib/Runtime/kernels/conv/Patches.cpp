@@ -51,7 +51,7 @@ void gatherPatches(const float *in, float *col, int64_t ld, int64_t c0, int64_t 
   // The same for every channel and tap row, so worked out once: per run
   // and tap they had cost more than the copies on planes of 17 columns.
   struct Run {
-    int64_t oh, j0, len;
+    int64_t oh, ow0, j0, len;
   };
   struct Piece {
     int64_t zeros, n, src;
@@ -59,7 +59,7 @@ void gatherPatches(const float *in, float *col, int64_t ld, int64_t c0, int64_t 
   llvm::SmallVector<Run, 8> runs;
   for (int64_t p = n0; p < n0 + cols;) {
     int64_t oh = p / g.OW, ow0 = p % g.OW, ow1 = std::min(g.OW, ow0 + (n0 + cols - p));
-    runs.push_back({oh, p - n0, ow1 - ow0});
+    runs.push_back({oh, ow0, p - n0, ow1 - ow0});
     p += ow1 - ow0;
   }
   llvm::SmallVector<Piece, 32> pieces; // [kw][run]
@@ -67,12 +67,11 @@ void gatherPatches(const float *in, float *col, int64_t ld, int64_t c0, int64_t 
     int64_t off = kw * g.DW - g.PW;
     auto [lo, hi] = insideRange(off, g.SW, g.OW, g.W);
     for (const Run &r : runs) {
-      int64_t ow0 = (n0 + r.j0) % g.OW, ow1 = ow0 + r.len;
-      int64_t a = std::clamp(lo, ow0, ow1), b = std::clamp(hi, a, ow1);
+      int64_t a = std::clamp(lo, r.ow0, r.ow0 + r.len), b = std::clamp(hi, a, r.ow0 + r.len);
       int64_t src = a * g.SW + off;
       if (split) // columns of one parity lie together: evens, then odds
         src = (src % 2 ? (g.W + 1) / 2 : 0) + src / 2;
-      pieces.push_back({a - ow0, b - a, src});
+      pieces.push_back({a - r.ow0, b - a, src});
     }
   }
   const int64_t nRuns = int64_t(runs.size());
