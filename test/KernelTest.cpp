@@ -2253,19 +2253,39 @@ TEST_CASE("kernel: the strip kernel's work shared over 2 and 3 threads") {
 }
 
 TEST_CASE("kernel: depthwise nn.Conv2d with fused activations") {
-  // The 3x3 path clamps in its loop for ReLU/ReLU6 and runs other
-  // activations over each finished row: negative sums must reach SiLU
-  // unclamped.
+  // The loops clamp for ReLU/ReLU6 and other activations run over a
+  // task's stored planes: negative sums must reach SiLU unclamped.
   std::mt19937 rng(1516);
   auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
+  auto hardswish = [](double v) { return v * std::min(std::max(v + 3, 0.0), 6.0) / 6; };
   for (int64_t stride : {1, 2}) {
     ConvSpec dw{1, 6, 10, 21, 6, 3, stride, 1, 1, 6, true};
     std::string what = "depthwise 3x3 stride " + std::to_string(stride);
     checkConvActivation(dw, "nn.SiLU", {}, silu, rng, what + " -> SiLU");
-    checkConvActivation(dw, "nn.ReLU6", {},
-                        [](double v) { return std::min(std::max(v, 0.0), 6.0); }, rng,
-                        what + " -> ReLU6");
+    checkConvActivation(dw, "nn.ReLU6", {}, relu6, rng, what + " -> ReLU6");
   }
+  // Small planes take many planes a task, the last task shorter; batch 2
+  // makes planes of one channel land in two tasks. Every loop: 3x3 short
+  // rows, 3x3 read in place (24 columns), 5x5 on the padded plane, and the
+  // generic loop at stride 3 (which clamps nothing itself).
+  struct Case {
+    ConvSpec s;
+    const char *what;
+  };
+  for (int threads : {1, 2})
+    for (const Case &c : {Case{{2, 37, 7, 7, 37, 3, 1, 1, 1, 37, true}, "3x3 on 7x7"},
+                          Case{{2, 19, 5, 24, 19, 3, 2, 1, 1, 19, true}, "3x3 stride 2, W 24"},
+                          Case{{2, 41, 7, 7, 41, 5, 1, 2, 1, 41, true}, "5x5 on 7x7"},
+                          Case{{2, 13, 9, 9, 13, 5, 3, 2, 1, 13, false}, "5x5 stride 3"}}) {
+      std::string what =
+          std::string("depthwise ") + c.what + " on " + std::to_string(threads) + " thread(s)";
+      checkConvActivation(c.s, "nn.SiLU", {}, silu, rng, what + " -> SiLU", kAtol, kRtol, threads);
+      checkConvActivation(c.s, "nn.Hardswish", {}, hardswish, rng, what + " -> Hardswish", kAtol,
+                          kRtol, threads);
+      checkConvActivation(c.s, "nn.ReLU6", {}, relu6, rng, what + " -> ReLU6", kAtol, kRtol,
+                          threads);
+    }
 }
 
 TEST_CASE("kernel: nn.SiLU and nn.Sigmoid over the whole float range, alone and fused") {

@@ -239,10 +239,11 @@ std::vector<double> refDepthwise(const std::vector<float> &x, int64_t H, int64_t
   return y;
 }
 
-DepthwiseEpilogue epilogueOf(Act act) {
+/// The clamp the loops apply for act (None, ReLU or ReLU6).
+DepthwiseClamp clampOf(Act act) {
   const float inf = INFINITY;
   bool relu = act == Act::Relu || act == Act::Relu6;
-  return {relu ? 0.f : -inf, act == Act::Relu6 ? 6.f : inf, act == Act::None || relu, act, 0.f};
+  return {relu ? 0.f : -inf, act == Act::Relu6 ? 6.f : inf};
 }
 
 } // namespace
@@ -262,7 +263,7 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_masked, any padding, masked edges and ta
           for (int64_t PW : {0, 1, 2, 5})
             for (int64_t W : {3, 7, 8, 9, 16, 17, 31, 33, 40, 64, 70})
               for (int64_t H : {1, 4, 7})
-                for (Act act : {Act::None, Act::Relu6, Act::Silu}) {
+                for (Act act : {Act::None, Act::Relu, Act::Relu6}) {
                   int64_t OH = (H + 2 * PH - 3) / S + 1, OW = (W + 2 * PW - 3) / S + 1;
                   if (OH <= 0 || OW <= 0)
                     continue;
@@ -272,7 +273,7 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_masked, any padding, masked edges and ta
                   auto ref = refDepthwise(x, H, W, OH, OW, S, PH, PW, k.data(), b, act);
                   ref.resize(ref.size() + 16, kSentinel);
                   std::vector<float> y(ref.size(), kSentinel);
-                  fn[S - 1](x.data(), y.data(), H, W, OH, OW, PH, PW, k.data(), b, epilogueOf(act));
+                  fn[S - 1](x.data(), y.data(), H, W, OH, OW, PH, PW, k.data(), b, clampOf(act));
                   expectNear(y, ref, 1e-5, 1e-5,
                              std::string(t->isa) + (narrow ? " 8-lane" : "") +
                                  " f32_dwconv3x3_masked S " + std::to_string(S) + " PH " +
@@ -290,7 +291,7 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_pad1, planes read in place") {
   for (int64_t S : {1, 2})
     for (int64_t W : {24, 25, 33, 40, 41, 43, 58, 113})
       for (int64_t H : {1, 2, 5, 8})
-        for (Act act : {Act::None, Act::Relu, Act::Hardswish}) {
+        for (Act act : {Act::None, Act::Relu, Act::Relu6}) {
           int64_t OH = (H - 1) / S + 1, OW = (W - 1) / S + 1;
           auto x = random(rng, size_t(H * W), -4.f, 4.f);
           auto k = random(rng, 9);
@@ -300,7 +301,7 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_pad1, planes read in place") {
           std::vector<float> scalar;
           for (const MicroKernels *t : all) {
             std::vector<float> y(ref.size(), kSentinel);
-            t->depthwisePad1[S - 1](x.data(), y.data(), H, W, OH, OW, k.data(), b, epilogueOf(act));
+            t->depthwisePad1[S - 1](x.data(), y.data(), H, W, OH, OW, k.data(), b, clampOf(act));
             std::string what = std::string(t->isa) + " f32_dwconv3x3_pad1 S " + std::to_string(S) +
                                " " + std::to_string(H) + "x" + std::to_string(W);
             expectNear(y, ref, 1e-5, 1e-5, what);
@@ -336,7 +337,7 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_padded, short rows stored into the next"
           for (const MicroKernels *t : all) {
             std::vector<float> y(ref.size(), kSentinel);
             t->depthwisePadded[S - 1](pad.data(), PWt, y.data(), OH, OW, k.data(), 0.75f,
-                                      epilogueOf(Act::Relu6));
+                                      clampOf(Act::Relu6));
             std::string what = std::string(t->isa) + " f32_dwconv3x3_padded S " +
                                std::to_string(S) + " P " + std::to_string(P) + " " +
                                std::to_string(H) + "x" + std::to_string(W);
@@ -351,7 +352,7 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_padded, short rows stored into the next"
 
 // Any kernel size and dilation at stride 1 and 2, planes from shorter than
 // a vector to several vectors wide, row counts not a multiple of the four
-// rows a step computes; each activation, and the stores of short rows into
+// rows a step computes; each clamp (none, ReLU, ReLU6), and the stores of short rows into
 // the rows after them, ending at the plane.
 TEST_CASE("micro-kernels: f32_dwconv_padded, any kernel, dilation and stride") {
   std::mt19937 rng(29);
@@ -364,7 +365,7 @@ TEST_CASE("micro-kernels: f32_dwconv_padded, any kernel, dilation and stride") {
     for (Taps t : {Taps{1, 1}, Taps{2, 1}, Taps{5, 1}, Taps{7, 1}, Taps{3, 2}, Taps{5, 2}})
       for (int64_t W : {3, 7, 14, 17, 28})
         for (int64_t H : {5, 7, 9})
-          for (Act act : {Act::None, Act::Relu6, Act::Silu}) {
+          for (Act act : {Act::None, Act::Relu, Act::Relu6}) {
             const int64_t P = (t.K - 1) * t.D / 2, reach = (t.K - 1) * t.D + 1;
             int64_t OH = (H + 2 * P - reach) / S + 1, OW = (W + 2 * P - reach) / S + 1;
             if (OH <= 0 || OW <= 0)
@@ -392,7 +393,7 @@ TEST_CASE("micro-kernels: f32_dwconv_padded, any kernel, dilation and stride") {
             for (const MicroKernels *m : all) {
               std::vector<float> y(ref.size(), kSentinel);
               m->depthwiseKxK[S - 1](pad.data(), PWt, y.data(), OH, OW, {t.K, t.K, t.D, t.D},
-                                     k.data(), 0.5f, epilogueOf(act));
+                                     k.data(), 0.5f, clampOf(act));
               std::string what = std::string(m->isa) + " f32_dwconv_padded S " + std::to_string(S) +
                                  " K " + std::to_string(t.K) + " D " + std::to_string(t.D) + " " +
                                  std::to_string(H) + "x" + std::to_string(W) + " act " +

@@ -21,9 +21,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "Epilogue.h"
 #include "MicroKernels.h"
 #include "Unroll.h"
+#include "VecMath.h"
 
 namespace kc::uk::KC_UK_ISA {
 
@@ -72,7 +72,7 @@ template <class T> KC_UK_INLINE void setTaps(typename T::V w[9], const float *k)
 template <class T, int S>
 void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
                           int64_t OW, int64_t PH, int64_t PW, const float *k, float b,
-                          const DepthwiseEpilogue &e) {
+                          const DepthwiseClamp &e) {
   using V = typename T::V;
   using Mask = typename T::Mask;
   constexpr int L = T::kLanes;
@@ -115,14 +115,12 @@ void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, in
         T::maskStore(row + ow0, T::firstLanes(OW - ow0), v);
     }
   }
-  if (!e.clampOnly)
-    depthwiseActivate<T>(e, dst, OH * OW);
 }
 
 /// DepthwisePad1Fn at stride S.
 template <class T, int S>
-void f32_dwconv3x3_pad1(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
-                        int64_t OW, const float *k, float b, const DepthwiseEpilogue &e) {
+void f32_dwconv3x3_pad1(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                        const float *k, float b, const DepthwiseClamp &e) {
   using V = typename T::V;
   constexpr int L = T::kLanes;
   const float lo = e.lo, hi = e.hi;
@@ -160,15 +158,13 @@ void f32_dwconv3x3_pad1(const float *src, float *dst, int64_t H, int64_t W, int6
     }
     for (int64_t ow = last + 1; ow < OW; ++ow)
       row[ow] = edge(r, ow);
-    if (!e.clampOnly)
-      depthwiseActivate<T>(e, row, OW);
   }
 }
 
 /// DepthwisePaddedFn at stride S.
 template <class T, int S>
 void f32_dwconv3x3_padded(const float *pad, int64_t PWt, float *dst, int64_t OH, int64_t OW,
-                          const float *k, float b, const DepthwiseEpilogue &e) {
+                          const float *k, float b, const DepthwiseClamp &e) {
   using V = typename T::V;
   constexpr int L = T::kLanes;
   V w[9];
@@ -188,8 +184,6 @@ void f32_dwconv3x3_padded(const float *pad, int64_t PWt, float *dst, int64_t OH,
       V v = vclamp<T>(dwTaps<T, S, false, false>(rows, S * ow, w, nullptr, vb), vlo, vhi);
       storeFirst<T>(row + ow, v, oh * OW + ow + L <= OH * OW, OW);
     }
-    if (!e.clampOnly)
-      depthwiseActivate<T>(e, row, OW);
   }
 }
 

@@ -14,9 +14,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "Epilogue.h"
 #include "MicroKernels.h"
 #include "Unroll.h"
+#include "VecMath.h"
 
 #include <type_traits>
 
@@ -61,8 +61,7 @@ KC_UK_INLINE void dwTapsKxK(const float *pad, int64_t PWt, int64_t oh0, const in
 /// half the rate on four chains).
 template <class T, int S>
 void f32_dwconv_padded(const float *pad, int64_t PWt, float *dst, int64_t OH, int64_t OW,
-                       const DepthwiseShape &s, const float *k, float b,
-                       const DepthwiseEpilogue &e) {
+                       const DepthwiseShape &s, const float *k, float b, const DepthwiseClamp &e) {
   using V = typename T::V;
   constexpr int L = T::kLanes;
   const V vb = T::set1(b), vlo = T::set1(e.lo), vhi = T::set1(e.hi);
@@ -98,8 +97,6 @@ void f32_dwconv_padded(const float *pad, int64_t PWt, float *dst, int64_t OH, in
     plane(std::integral_constant<int, 4>{}, std::integral_constant<int, 2>{});
   else
     plane(std::integral_constant<int, 8>{}, std::integral_constant<int, 1>{});
-  if (!e.clampOnly)
-    depthwiseActivate<T>(e, dst, OH * OW);
 }
 
 } // namespace kc::uk::KC_UK_ISA

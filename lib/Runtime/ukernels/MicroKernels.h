@@ -64,16 +64,11 @@ struct Prefetch {
 /// p[j] = act(p[j] + bias[PerElement ? j : 0]) for j < n.
 using BiasActFn = void (*)(float *p, int64_t n, const float *bias, float slope);
 
-/// How the depthwise loops finish an output: clamped to [lo, hi] (ReLU,
-/// ReLU6, or open for none) in the same loop; when !clampOnly, `act` then
-/// runs over the plane, through `activate` when set (the process's widest
-/// f32_bias_act: the 8-lane loops' own form would halve its width).
-struct DepthwiseEpilogue {
+/// The clamp [lo, hi] the depthwise loops apply before storing (ReLU,
+/// ReLU6, or open); other activations run over the stored outputs, many
+/// planes at a time (DepthwiseConv.cpp).
+struct DepthwiseClamp {
   float lo, hi;
-  bool clampOnly;
-  Act act;
-  float slope;
-  BiasActFn activate = nullptr;
 };
 
 /// C[rows × cols] = act(A · B + bias): one strip of A (K groups of 6
@@ -97,17 +92,16 @@ using GemmPanelFn = void (*)(const float *a, int64_t K, const PanelColumns &B, i
 /// dilation 1, weights k[9], bias b; the stride is the table slot's.
 /// Masked: any padding PH, PW ≤ 16, W ≤ kDepthwiseMaxWidth, rows
 /// outside the plane read as zeros, loads leaving a row masked to it.
-using DepthwiseMaskedFn = void (*)(const float *src, float *dst, int64_t H, int64_t W,
-                                   int64_t OH, int64_t OW, int64_t PH, int64_t PW,
-                                   const float *k, float b, const DepthwiseEpilogue &e);
+using DepthwiseMaskedFn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
+                                   int64_t OW, int64_t PH, int64_t PW, const float *k, float b,
+                                   const DepthwiseClamp &e);
 /// Padding 1 read in place, 24 ≤ W ≤ kDepthwiseMaxWidth.
 using DepthwisePad1Fn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
-                                 int64_t OW, const float *k, float b, const DepthwiseEpilogue &e);
+                                 int64_t OW, const float *k, float b, const DepthwiseClamp &e);
 /// From a zero-padded plane (rows PWt floats apart; reads may run up to 15
 /// floats past the plane, and short rows' stores into the rows after them).
 using DepthwisePaddedFn = void (*)(const float *pad, int64_t PWt, float *dst, int64_t OH,
-                                   int64_t OW, const float *k, float b,
-                                   const DepthwiseEpilogue &e);
+                                   int64_t OW, const float *k, float b, const DepthwiseClamp &e);
 
 /// The kernel and dilation of a depthwise layer the KxK loop runs.
 struct DepthwiseShape {
@@ -118,7 +112,7 @@ struct DepthwiseShape {
 /// plane.
 using DepthwiseKxKFn = void (*)(const float *pad, int64_t PWt, float *dst, int64_t OH, int64_t OW,
                                 const DepthwiseShape &s, const float *k, float b,
-                                const DepthwiseEpilogue &e);
+                                const DepthwiseClamp &e);
 
 /// Output channels per block of the grouped loop (its weights are packed
 /// in tiles of as many).

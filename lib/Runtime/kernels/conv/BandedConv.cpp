@@ -40,7 +40,9 @@ public:
     const int64_t M = p_.OC, K = p_.K(), HW = p_.outputs(), OHW = d.outputs(), S = d.SH;
     const int64_t bands = (d.OH + plan_.rows - 1) / plan_.rows;
     const uk::MicroKernels &uks = uk::microKernels();
-    const uk::DepthwiseEpilogue e = depthwiseEpilogue(act_, slope_);
+    const uk::DepthwiseClamp e = depthwiseClamp(act_);
+    const bool activate = act_ != Act::None && act_ != Act::Relu && act_ != Act::Relu6;
+    const float zero = 0.f;
     // At most the threads the workspace holds buffers for.
     const int team = teamSize(true, threads_);
     for (int64_t n = 0; n < p_.N; ++n) {
@@ -59,10 +61,13 @@ public:
         // Band row 0 is input row ih0: the padding above, seen from the
         // band, is what lies above ih0 of the first output row's window.
         int64_t ph = ih0 - oh0 * S + d.PH;
-        for (int64_t c = 0; c < M; ++c)
-          uks.depthwiseMasked[S - 1](band + c * cols, yn + c * OHW + oh0 * d.OW, rows, d.W,
-                                     oh1 - oh0, d.OW, ph, d.PW, dw_.w.w.data<float>() + c * 9,
-                                     dwBias ? dwBias[c] : 0.f, e);
+        for (int64_t c = 0; c < M; ++c) {
+          float *out = yn + c * OHW + oh0 * d.OW;
+          uks.depthwiseMasked[S - 1](band + c * cols, out, rows, d.W, oh1 - oh0, d.OW, ph, d.PW,
+                                     dw_.w.w.data<float>() + c * 9, dwBias ? dwBias[c] : 0.f, e);
+          if (activate)
+            uks.biasAct[int(act_)][0](out, (oh1 - oh0) * d.OW, &zero, slope_);
+        }
       };
       parallelFor(bands, true, runBand, threads_);
     }

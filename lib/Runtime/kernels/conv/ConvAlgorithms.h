@@ -14,7 +14,7 @@
 
 namespace kc::uk {
 struct MicroKernels;
-struct DepthwiseEpilogue;
+struct DepthwiseClamp;
 }
 
 namespace kc::rt {
@@ -113,8 +113,9 @@ struct DepthwiseParts {
   ConvWeights w;
 };
 
-/// How the 3x3 depthwise loops apply a fused activation.
-uk::DepthwiseEpilogue depthwiseEpilogue(Act act, float slope);
+/// The clamp the depthwise loops apply for a fused activation: ReLU and
+/// ReLU6, open for the others, which run over the stored outputs.
+uk::DepthwiseClamp depthwiseClamp(Act act);
 
 /// The parts of `k` if it is a depthwise convolution kernel.
 std::optional<DepthwiseParts> depthwiseParts(const OpKernel &k);

@@ -5,7 +5,10 @@
 // (f32_dwconv3x3_*, Depthwise3x3.h), ReLU and ReLU6 applied as a clamp in
 // the same loop; other kernels at stride 1 or 2 do the same from a
 // zero-padded copy of the plane (f32_dwconv_padded, DepthwiseKxK.h), and
-// the rest make a pass per tap over that copy.
+// the rest make a pass per tap over that copy. Activations other than a
+// clamp run over a task's planes together once they are stored: applied
+// plane by plane, a 7x7 plane's 49 outputs were three vectors and a
+// masked tail, and SiLU cost twice as much per output.
 //
 //===----------------------------------------------------------------------===//
 #include "../../ukernels/MicroKernels.h"
@@ -37,7 +40,7 @@ public:
     const float *bias = w_.bias();
     const int64_t HW = g.OH * g.OW;
     const uk::MicroKernels &uks = uk::microKernels();
-    const uk::DepthwiseEpilogue e = epilogue(act_, slope_);
+    const uk::DepthwiseClamp e = clampOf(act_);
     if (choice_.depthwise == DepthwiseLoop::Masked3x3 ||
         choice_.depthwise == DepthwiseLoop::MaskedShort3x3 ||
         choice_.depthwise == DepthwiseLoop::Pad1x3x3) {
@@ -45,14 +48,16 @@ public:
       const uk::DepthwiseMaskedFn masked = choice_.depthwise == DepthwiseLoop::MaskedShort3x3
                                                ? uks.depthwiseMaskedShort[g.SW - 1]
                                                : uks.depthwiseMasked[g.SW - 1];
-      parallelFor(g.N * g.C, true, [&](int64_t plane) {
+      const uk::DepthwisePad1Fn pad1 = uks.depthwisePad1[g.SW - 1];
+      const bool inPlace = choice_.depthwise != DepthwiseLoop::Pad1x3x3;
+      runTasks(y, 0, [&](int64_t plane) {
         int64_t c = plane % g.C;
         const float *src = x + plane * g.H * g.W, *k = w_.w.data<float>() + c * 9;
         float b = bias ? bias[c] : 0.f;
-        if (choice_.depthwise != DepthwiseLoop::Pad1x3x3)
+        if (inPlace)
           masked(src, y + plane * HW, g.H, g.W, g.OH, g.OW, g.PH, g.PW, k, b, e);
         else
-          uks.depthwisePad1[g.SW - 1](src, y + plane * HW, g.H, g.W, g.OH, g.OW, k, b, e);
+          pad1(src, y + plane * HW, g.H, g.W, g.OH, g.OW, k, b, e);
       });
       return;
     }
@@ -61,45 +66,67 @@ public:
     const int64_t PWt = g.paddedW(), region = planeFloats();
     float *planes = ws;
     std::memset(planes, 0, workspaceBytes());
-    parallelFor(
-        g.N * g.C, true,
-        [&](int64_t plane) {
-          int64_t c = plane % g.C;
-          float *pad = planes + size_t(omp_get_thread_num()) * region;
-          copyRows(pad + g.PH * PWt + g.PW, PWt, x + plane * g.H * g.W, g.W, g.H, g.W);
-          float *dst = y + plane * HW;
-          const float *k = w_.w.data<float>() + c * g.KH * g.KW;
-          float b = bias ? bias[c] : 0.f;
-          if (choice_.depthwise == DepthwiseLoop::Padded3x3)
-            uks.depthwisePadded[g.SW - 1](pad, PWt, dst, g.OH, g.OW, k, b, e);
-          else if (choice_.depthwise == DepthwiseLoop::PaddedKxK)
-            uks.depthwiseKxK[g.SW - 1](pad, PWt, dst, g.OH, g.OW, {g.KH, g.KW, g.DH, g.DW}, k, b,
-                                       e);
-          else
-            generic(pad, PWt, dst, k, b);
-        },
-        threads_);
+    runTasks(y, threads_, [&](int64_t plane) {
+      int64_t c = plane % g.C;
+      float *pad = planes + size_t(omp_get_thread_num()) * region;
+      copyRows(pad + g.PH * PWt + g.PW, PWt, x + plane * g.H * g.W, g.W, g.H, g.W);
+      float *dst = y + plane * HW;
+      const float *k = w_.w.data<float>() + c * g.KH * g.KW;
+      float b = bias ? bias[c] : 0.f;
+      if (choice_.depthwise == DepthwiseLoop::Padded3x3)
+        uks.depthwisePadded[g.SW - 1](pad, PWt, dst, g.OH, g.OW, k, b, e);
+      else if (choice_.depthwise == DepthwiseLoop::PaddedKxK)
+        uks.depthwiseKxK[g.SW - 1](pad, PWt, dst, g.OH, g.OW, {g.KH, g.KW, g.DH, g.DW}, k, b, e);
+      else
+        generic(pad, PWt, dst, k, b);
+    });
   }
 
   const ConvGeometry &geometry() const { return g_; }
   const ConvChoice &choice() const { return choice_; }
   const ConvWeights &weights() const { return w_; }
 
-  /// How the 3x3 loops apply the fused activation: ReLU and ReLU6 (and
-  /// none) are the clamp [lo, hi] in the same loop; other activations run
-  /// over the row afterwards, the clamp open.
-  static uk::DepthwiseEpilogue epilogue(Act act, float slope) {
+  /// The clamp the loops apply: ReLU and ReLU6 as [0, inf) and [0, 6],
+  /// open for other activations (and none).
+  static uk::DepthwiseClamp clampOf(Act act) {
     constexpr float inf = std::numeric_limits<float>::infinity();
     bool relu = act == Act::Relu || act == Act::Relu6;
-    return {relu ? 0.f : -inf,
-            act == Act::Relu6 ? 6.f : inf,
-            act == Act::None || relu,
-            act,
-            slope,
-            uk::microKernels().biasAct[int(act)][0]};
+    return {relu ? 0.f : -inf, act == Act::Relu6 ? 6.f : inf};
   }
 
 private:
+  /// Outputs an activation loop runs over at least, where the task has
+  /// that many: 8 KB, in the first-level cache the loops just wrote.
+  static constexpr int64_t kActivateRun = 2048;
+
+  /// Whether the loops' clamp is the whole activation (the generic loop
+  /// applies none).
+  bool clampsOnly() const {
+    return act_ == Act::None || (choice_.depthwise != DepthwiseLoop::Generic &&
+                                 (act_ == Act::Relu || act_ == Act::Relu6));
+  }
+  /// plane(p) for every plane, shared over at most maxThreads threads (0:
+  /// any) in tasks of whole planes, each task's outputs then through the
+  /// activation the loops' clamp leaves out. A task takes enough planes
+  /// for one long activation loop, while leaving every thread several.
+  template <class PlaneFn> void runTasks(float *y, int maxThreads, PlaneFn &&plane) const {
+    const int64_t HW = g_.OH * g_.OW, planes = g_.N * g_.C;
+    if (clampsOnly())
+      return parallelFor(planes, true, plane, maxThreads);
+    const int64_t per = std::max<int64_t>(
+        1, std::min(kActivateRun / std::max<int64_t>(1, HW), planes / (4 * int64_t(threads_))));
+    const uk::BiasActFn act = uk::microKernels().biasAct[int(act_)][0];
+    const float zero = 0.f;
+    parallelFor((planes + per - 1) / per, true,
+                [&](int64_t task) {
+                  int64_t p0 = task * per, p1 = std::min(planes, p0 + per);
+                  for (int64_t p = p0; p < p1; ++p)
+                    plane(p);
+                  act(y + p0 * HW, (p1 - p0) * HW, &zero, slope_);
+                },
+                maxThreads);
+  }
+
   bool padded() const {
     return choice_.depthwise == DepthwiseLoop::Padded3x3 ||
            choice_.depthwise == DepthwiseLoop::PaddedKxK ||
@@ -110,7 +137,7 @@ private:
     return perThreadFloats(g_.paddedH() * g_.paddedW() + 2 * uk::kMaxLanes + (g_.KW - 1) * g_.DW);
   }
 
-  /// Any kernel: a pass per tap over the padded plane.
+  /// Any kernel: a pass per tap over the padded plane, no activation.
   void generic(const float *pad, int64_t PWt, float *dst, const float *k, float b) const {
     const ConvGeometry &g = g_;
     for (int64_t oh = 0; oh < g.OH; ++oh) {
@@ -134,12 +161,6 @@ private:
           }
         }
       }
-      if (act_ == Act::Relu6)
-        for (int64_t ow = 0; ow < g.OW; ++ow)
-          row[ow] = std::min(std::max(row[ow], 0.f), 6.f);
-      else if (act_ != Act::None)
-        for (int64_t ow = 0; ow < g.OW; ++ow)
-          row[ow] = applyAct(act_, row[ow], slope_);
     }
   }
 
@@ -161,8 +182,6 @@ std::optional<DepthwiseParts> depthwiseParts(const OpKernel &k) {
   return DepthwiseParts{dw->geometry(), dw->choice(), dw->weights()};
 }
 
-uk::DepthwiseEpilogue depthwiseEpilogue(Act act, float slope) {
-  return DepthwiseConvKernel::epilogue(act, slope);
-}
+uk::DepthwiseClamp depthwiseClamp(Act act) { return DepthwiseConvKernel::clampOf(act); }
 
 } // namespace kc::rt
