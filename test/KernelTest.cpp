@@ -1488,13 +1488,16 @@ TEST_CASE("kernel: nn.ConvTranspose2d strided, padded, dilated, grouped") {
     int64_t N, C, H, W, OC, K, s, p, op, d, G;
     bool bias;
   };
-  // The scatter clips each kernel column's input range to the output
-  // once: stride 3 with dilation 2 and padding 2 cuts both ends, stride 1
-  // takes the generic path.
-  for (Spec sp : {Spec{2, 4, 3, 5, 6, 3, 2, 1, 1, 1, 1, true},
-                  Spec{1, 4, 4, 3, 6, 3, 2, 1, 1, 1, 2, false},
-                  Spec{1, 3, 4, 5, 2, 3, 3, 2, 0, 2, 1, true},
-                  Spec{1, 2, 4, 4, 3, 2, 1, 1, 0, 1, 1, true}}) {
+  // Each tap's input range is clipped to the output once: stride 3 with
+  // dilation 2 and padding 2 cuts both ends. Each output row is built from
+  // its phases (columns equal mod the stride): stride 1, kernels equal to
+  // the stride (2x2 batched and grouped, 3x3), output padding no tap
+  // reaches, and an odd output width at stride 2.
+  for (Spec sp :
+       {Spec{2, 4, 3, 5, 6, 3, 2, 1, 1, 1, 1, true}, Spec{1, 4, 4, 3, 6, 3, 2, 1, 1, 1, 2, false},
+        Spec{1, 3, 4, 5, 2, 3, 3, 2, 0, 2, 1, true}, Spec{1, 2, 4, 4, 3, 2, 1, 1, 0, 1, 1, true},
+        Spec{2, 4, 3, 5, 6, 2, 2, 0, 0, 1, 2, true}, Spec{1, 3, 4, 3, 5, 3, 3, 0, 0, 1, 1, false},
+        Spec{1, 2, 3, 4, 3, 2, 2, 0, 1, 1, 1, true}, Spec{1, 2, 3, 4, 3, 3, 2, 1, 0, 1, 1, true}}) {
     std::string what = "ConvTranspose2d groups " + std::to_string(sp.G) + " stride " +
                        std::to_string(sp.s) + " dilation " + std::to_string(sp.d);
     CAPTURE(what);
