@@ -95,9 +95,9 @@ private:
       std::copy(phases, phases + g.OW, out);
     } else if (g.SW == 2) {
       const float *even = phases, *odd = phases + Q;
-      for (int64_t q = 0; q < g.OW / 2; ++q) {
-        out[2 * q] = even[q];
-        out[2 * q + 1] = odd[q];
+      for (int64_t j = 0; j < g.OW / 2; ++j) {
+        out[2 * j] = even[j];
+        out[2 * j + 1] = odd[j];
       }
       if (g.OW % 2)
         out[g.OW - 1] = even[Q - 1];
