@@ -33,6 +33,31 @@ KC_UK_INLINE void dwTapsKxK(const float *pad, int64_t PWt, int64_t oh0, const in
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c)
       acc[r][c] = vb;
+  auto tap = [&](const float *q, int r, int c, typename T::V w) {
+    V v;
+    if constexpr (S == 1)
+      v = T::load(q);
+    else
+      v = T::evenLanes(T::load(q), T::load(q + L));
+    acc[r][c] = T::fma(w, v, acc[r][c]);
+  };
+  if constexpr (C == 1) {
+    // One vector a row: every load is one pointer, stepped a tap at a
+    // time, plus a multiple of the row step. Through a row pointer each
+    // (and the tap's offset), the loop ran out of registers and moved
+    // offsets in and out of vector registers: 7x7 planes 30 % slower.
+    const int64_t rs = S * PWt;
+    const float *p = pad + oh0 * S * PWt + col[0], *w = k;
+    for (int64_t kh = 0; kh < s.KH; ++kh, p += s.DH * PWt) {
+      const float *q = p;
+      for (int64_t kw = 0; kw < s.KW; ++kw, q += s.DW) {
+        const V wv = T::set1(*w++);
+        for (int r = 0; r < R; ++r)
+          tap(q + r * rs, r, 0, wv);
+      }
+    }
+    return;
+  }
   for (int64_t kh = 0; kh < s.KH; ++kh) {
     const float *rows[R];
     for (int r = 0; r < R; ++r)
@@ -41,15 +66,8 @@ KC_UK_INLINE void dwTapsKxK(const float *pad, int64_t PWt, int64_t oh0, const in
       const V w = T::set1(k[kh * s.KW + kw]);
       const int64_t off = kw * s.DW;
       for (int r = 0; r < R; ++r)
-        for (int c = 0; c < C; ++c) {
-          const float *q = rows[r] + col[c] + off;
-          V v;
-          if constexpr (S == 1)
-            v = T::load(q);
-          else
-            v = T::evenLanes(T::load(q), T::load(q + L));
-          acc[r][c] = T::fma(w, v, acc[r][c]);
-        }
+        for (int c = 0; c < C; ++c)
+          tap(rows[r] + col[c] + off, r, c, w);
     }
   }
 }

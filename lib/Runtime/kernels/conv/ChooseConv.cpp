@@ -19,8 +19,8 @@
 //   whole tiles.
 // - Depthwise layers run a direct loop per channel plane (3x3: masked
 //   loads in place where masks are fast, 16 lanes or 8 for short rows;
-//   rows of 9-16 outputs at stride 1 and other kernels: blocks of rows
-//   over a padded copy).
+//   rows of at most 16 outputs at stride 1 and other kernels: blocks of
+//   rows over a padded copy).
 // - Other grouped layers of at most 32 output channels a group and sums of
 //   at most 512 terms run a direct loop per group over padded (and, at a
 //   stride, phase-split) planes, without patches.
@@ -111,13 +111,14 @@ constexpr int64_t kMinStripOutputs = 8;
 /// (the row of zeros read outside the plane).
 constexpr int64_t kMaskedMinRow = 9, kMaskedMaxPad = 16, kPad1MinWidth = 24;
 
-/// 3x3 layers at stride 1 whose rows are 9 to 16 outputs (14x14 planes)
-/// take the KxK loop: four rows of two 8-lane vectors a step keep eight
-/// chains of multiply-adds going, where the 3x3 loops' one vector a step
-/// waits on its chain (480 and 672 planes of 14x14, 1 thread, Zen 4:
-/// 17-20 % less time with the padded copy included; rows of 28 and more,
-/// and stride 2, stay faster in the 3x3 loops).
-constexpr int64_t kBlockedMinRow = 9, kBlockedMaxRow = 16;
+/// 3x3 layers at stride 1 whose rows are at most 16 outputs (7x7 and
+/// 14x14 planes) take the KxK loop: four rows of two 8-lane vectors, or
+/// eight rows of one, a step keep eight chains of multiply-adds going,
+/// where the 3x3 loops' one vector a step waits on its chain (1 thread,
+/// Zen 4, the padded copy included: 480 and 672 planes of 14x14 17-20 %
+/// less time, 1152 of 7x7 14 %; rows of 28 and more, and stride 2, stay
+/// faster in the 3x3 loops).
+constexpr int64_t kBlockedMaxRow = 16;
 
 /// im2col + OpenBLAS: output rows per block such that a block's patches and
 /// results stay within ~256 KB (the epilogue then runs on data still in
@@ -136,7 +137,7 @@ DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
   if (!g.is3x3())
     return g.SH == g.SW && (g.SW == 1 || g.SW == 2) ? DepthwiseLoop::PaddedKxK
                                                     : DepthwiseLoop::Generic;
-  if (g.SW == 1 && g.SH == 1 && g.OW >= kBlockedMinRow && g.OW <= kBlockedMaxRow)
+  if (g.SW == 1 && g.SH == 1 && g.OW <= kBlockedMaxRow)
     return DepthwiseLoop::PaddedKxK;
   if (ctx.uks.depthwiseMasked[0] && g.W <= uk::kDepthwiseMaxWidth && g.PW <= kMaskedMaxPad &&
       g.OW >= kMaskedMinRow)
