@@ -41,7 +41,7 @@ public:
     const int64_t bands = (d.OH + plan_.rows - 1) / plan_.rows;
     const uk::MicroKernels &uks = uk::microKernels();
     const uk::DepthwiseClamp e = depthwiseClamp(act_);
-    const bool activate = act_ != Act::None && act_ != Act::Relu && act_ != Act::Relu6;
+    const bool activate = !depthwiseClampIsWhole(act_);
     const float zero = 0.f;
     // At most the threads the workspace holds buffers for.
     const int team = teamSize(true, threads_);

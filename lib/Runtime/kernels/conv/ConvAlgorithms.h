@@ -116,6 +116,8 @@ struct DepthwiseParts {
 /// The clamp the depthwise loops apply for a fused activation: ReLU and
 /// ReLU6, open for the others, which run over the stored outputs.
 uk::DepthwiseClamp depthwiseClamp(Act act);
+/// Whether that clamp is the whole of `act` (none, ReLU, ReLU6).
+bool depthwiseClampIsWhole(Act act);
 
 /// The parts of `k` if it is a depthwise convolution kernel.
 std::optional<DepthwiseParts> depthwiseParts(const OpKernel &k);

@@ -102,8 +102,8 @@ private:
   /// Whether the loops' clamp is the whole activation (the generic loop
   /// applies none).
   bool clampsOnly() const {
-    return act_ == Act::None || (choice_.depthwise != DepthwiseLoop::Generic &&
-                                 (act_ == Act::Relu || act_ == Act::Relu6));
+    return act_ == Act::None ||
+           (choice_.depthwise != DepthwiseLoop::Generic && depthwiseClampIsWhole(act_));
   }
   /// plane(p) for every plane, shared over at most maxThreads threads (0:
   /// any) in tasks of whole planes, each task's outputs then through the
@@ -183,5 +183,9 @@ std::optional<DepthwiseParts> depthwiseParts(const OpKernel &k) {
 }
 
 uk::DepthwiseClamp depthwiseClamp(Act act) { return DepthwiseConvKernel::clampOf(act); }
+
+bool depthwiseClampIsWhole(Act act) {
+  return act == Act::None || act == Act::Relu || act == Act::Relu6;
+}
 
 } // namespace kc::rt
