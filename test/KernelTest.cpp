@@ -2413,6 +2413,40 @@ TEST_CASE("kernel: nn.Upsample nearest and bilinear") {
                       out);
     expectClose(t, out, bilinearRef(in, x, 5, 7, true, 0, 0), "bilinear size align");
   }
+  SUBCASE("planes of 13x37: x2, x3 and down to 5x9") {
+    // x2 takes the doubling loops over each row's inside (the first and
+    // last two outputs from the table); x3 and shrinking take the table,
+    // and shrinking skips source rows the two-row cache must not serve.
+    const Dims big{1, 3, 13, 37};
+    auto xb = uniform(rng, count(big));
+    for (bool align : {false, true}) {
+      std::string a = align ? "true" : "false";
+      Dims o2{1, 3, 26, 74}, o3{1, 3, 39, 111}, o5{1, 3, 5, 9};
+      expectClose(runOneOp(big, xb,
+                           "nn.Upsample(%x) {align_corners=" + a +
+                               ", mode=\"bilinear\", scale_factor=[2.0,2.0]}",
+                           o2),
+                  o2, bilinearRef(big, xb, 26, 74, align, 0.5, 0.5), "bilinear x2 13x37 " + a);
+      expectClose(runOneOp(big, xb,
+                           "nn.Upsample(%x) {align_corners=" + a +
+                               ", mode=\"bilinear\", scale_factor=[3.0,3.0]}",
+                           o3),
+                  o3, bilinearRef(big, xb, 39, 111, align, 1.0 / 3, 1.0 / 3),
+                  "bilinear x3 13x37 " + a);
+      expectClose(
+          runOneOp(big, xb,
+                   "nn.Upsample(%x) {align_corners=" + a + ", mode=\"bilinear\", size=[5,9]}", o5),
+          o5, bilinearRef(big, xb, 5, 9, align, 13.0 / 5, 37.0 / 9), "bilinear down 5x9 " + a);
+    }
+    Dims o2{1, 3, 26, 74};
+    expectClose(runOneOp(big, xb, "nn.Upsample(%x) {mode=\"nearest\", scale_factor=[2.0,2.0]}", o2),
+                o2,
+                gather(big, xb, o2,
+                       [](const Dims &o) {
+                         return Dims{o[0], o[1], o[2] / 2, o[3] / 2};
+                       }),
+                "nearest x2 13x37");
+  }
   SUBCASE("bilinear x2 on rows of 2048 and 2049") {
     // Each thread blends two source rows into its slice of the workspace,
     // as wide as a row: wide rows as well as narrow ones.

@@ -12,6 +12,8 @@
 
 #include "kc/Support/FloatToInt.h"
 
+#include <algorithm>
+
 namespace kc::rt {
 namespace {
 
@@ -20,68 +22,137 @@ namespace {
 /// (unet_small's 64x32x32 upsampling had run on one at 65536).
 constexpr int64_t kParallelOutputs = 16384;
 
+/// The taps of one dim split into first and second source index and the
+/// second one's weight (0 when nearest).
+struct AxisTaps {
+  std::vector<int64_t> i0, i1;
+  std::vector<float> l;
+  /// Whether output 2i+1 blends inputs i and i+1 by 1/4 and output 2i
+  /// inputs i-1 and i by 3/4 (bilinear, scale 2, align_corners false), or
+  /// both copy input i (nearest, scale 2), for every i but the first and
+  /// last: the vector loop of resampleRow.
+  bool doubles = false;
+};
+
+AxisTaps splitTaps(const ResampleAxis &a, int64_t in) {
+  AxisTaps t;
+  for (size_t o = 0; o < a.idx.size(); o += size_t(a.T)) {
+    t.i0.push_back(a.idx[o]);
+    t.i1.push_back(a.idx[o + size_t(a.T) - 1]);
+    t.l.push_back(a.T == 2 ? a.w[o + 1] : 0.f);
+  }
+  int64_t out = int64_t(t.i0.size());
+  if (out != 2 * in || in < 3)
+    return t;
+  bool linear = a.T == 2;
+  for (int64_t i = 1; i + 1 < in; ++i) {
+    size_t e = size_t(2 * i), o = e + 1;
+    bool match = linear ? t.i0[e] == i - 1 && t.i1[e] == i && t.l[e] == 0.75f && t.i0[o] == i &&
+                              t.i1[o] == i + 1 && t.l[o] == 0.25f
+                        : t.i0[e] == i && t.i0[o] == i;
+    if (!match)
+      return t;
+  }
+  t.doubles = true;
+  return t;
+}
+
 class UpsampleKernel final : public OpKernel {
 public:
   /// `h`, `w`: the taps of the two dims (resampleAxis), 1 or 2 each.
   UpsampleKernel(int64_t planes, int64_t H, int64_t W, const ResampleAxis &h, const ResampleAxis &w)
       : planes_(planes), H_(H), W_(W), OH_(int64_t(h.idx.size()) / h.T),
-        OW_(int64_t(w.idx.size()) / w.T), bilinear_(h.T == 2) {
-    blend_.floats = bilinear_ ? W : 0;
-    auto split = [](const ResampleAxis &a, std::vector<int64_t> &i0, std::vector<int64_t> &i1,
-                    std::vector<float> &l) {
-      for (size_t o = 0; o < a.idx.size(); o += size_t(a.T)) {
-        i0.push_back(a.idx[o]);
-        i1.push_back(a.idx[o + size_t(a.T) - 1]);
-        l.push_back(a.T == 2 ? a.w[o + 1] : 0.f);
-      }
-    };
-    split(h, h0_, h1_, lh_);
-    split(w, w0_, w1_, lw_);
+        OW_(int64_t(w.idx.size()) / w.T), bilinear_(h.T == 2), h_(splitTaps(h, H)),
+        w_(splitTaps(w, W)) {
+    rows_.floats = bilinear_ ? 2 * OW_ : 0;
   }
 
-  /// Bilinear: a blended source row per thread.
-  size_t workspaceBytes() const override { return blend_.bytes(); }
+  /// Bilinear: two source rows resampled along W, per thread.
+  size_t workspaceBytes() const override { return rows_.bytes(); }
 
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     const float *x = in[0]->data<float>();
     float *y = out[0]->data<float>();
-    // Locals, not members, in the loops: the compiler then knows the
-    // stores to y leave them alone.
     const int64_t H = H_, W = W_, OH = OH_, OW = OW_;
-    const int64_t *h0 = h0_.data(), *h1 = h1_.data(), *w0 = w0_.data(), *w1 = w1_.data();
-    const float *lhs = lh_.data(), *lws = lw_.data();
+    const int64_t *h0 = h_.i0.data(), *h1 = h_.i1.data();
+    const float *lhs = h_.l.data();
     bool bilinear = bilinear_;
-    auto plane = [&](int64_t p, float *blend) {
+    // Each source row is resampled along W once, into a row of the output
+    // (nearest) or of the two-row cache (bilinear), and output rows are
+    // copies or vector blends of those: the per-value table walk runs
+    // H times a plane, not OH.
+    auto plane = [&](int64_t p, float *rows) {
       const float *src = x + p * H * W;
       float *dst = y + p * OH * OW;
+      if (!bilinear) {
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          float *d = dst + oh * OW;
+          if (oh > 0 && h0[oh] == h0[oh - 1])
+            std::copy(d - OW, d, d);
+          else
+            resampleRow(src + h0[oh] * W, d);
+        }
+        return;
+      }
+      float *cache[2] = {rows, rows + OW};
+      int64_t held[2] = {-1, -1};
+      auto row = [&](int64_t ih) -> const float * {
+        for (int k = 0; k < 2; ++k)
+          if (held[k] == ih)
+            return cache[k];
+        // Rows come in rising order: the older one is never needed again.
+        int k = held[0] < held[1] ? 0 : 1;
+        held[k] = ih;
+        resampleRow(src + ih * W, cache[k]);
+        return cache[k];
+      };
       for (int64_t oh = 0; oh < OH; ++oh) {
-        const float *r0 = src + h0[oh] * W, *r1 = src + h1[oh] * W;
-        float *d = dst + oh * OW;
-        if (!bilinear) {
-          for (int64_t ow = 0; ow < OW; ++ow)
-            d[ow] = r0[w0[ow]];
-          continue;
-        }
-        // The two source rows blended first, in vectors; then two taps a
-        // value from the blend, where there had been four from the rows.
+        const float *r0 = row(h0[oh]), *r1 = row(h1[oh]);
         float lh = lhs[oh];
-        for (int64_t iw = 0; iw < W; ++iw)
-          blend[iw] = r0[iw] * (1 - lh) + r1[iw] * lh;
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          float lw = lws[ow];
-          d[ow] = blend[w0[ow]] * (1 - lw) + blend[w1[ow]] * lw;
-        }
+        float *d = dst + oh * OW;
+        for (int64_t ow = 0; ow < OW; ++ow)
+          d[ow] = r0[ow] * (1 - lh) + r1[ow] * lh;
       }
     };
-    parallelForScratch(planes_, planes_ * OH * OW > kParallelOutputs, blend_, ctx.workspace, plane);
+    parallelForScratch(planes_, planes_ * OH * OW > kParallelOutputs, rows_, ctx.workspace, plane);
   }
 
 private:
+  /// One source row `s` resampled along W into the OW values of `d`.
+  void resampleRow(const float *s, float *d) const {
+    const int64_t W = W_, OW = OW_;
+    const int64_t *w0 = w_.i0.data(), *w1 = w_.i1.data();
+    const float *lws = w_.l.data();
+    auto taps = [&](int64_t from, int64_t to) {
+      if (!bilinear_) {
+        for (int64_t ow = from; ow < to; ++ow)
+          d[ow] = s[w0[ow]];
+        return;
+      }
+      for (int64_t ow = from; ow < to; ++ow) {
+        float lw = lws[ow];
+        d[ow] = s[w0[ow]] * (1 - lw) + s[w1[ow]] * lw;
+      }
+    };
+    if (!w_.doubles)
+      return taps(0, OW);
+    taps(0, 2);
+    if (bilinear_) {
+      for (int64_t i = 1; i + 1 < W; ++i) {
+        d[2 * i] = s[i - 1] * 0.25f + s[i] * 0.75f;
+        d[2 * i + 1] = s[i] * 0.75f + s[i + 1] * 0.25f;
+      }
+    } else {
+      for (int64_t i = 1; i + 1 < W; ++i)
+        d[2 * i] = d[2 * i + 1] = s[i];
+    }
+    taps(OW - 2, OW);
+  }
+
   int64_t planes_, H_, W_, OH_, OW_;
   bool bilinear_;
-  ThreadScratch blend_; ///< a source row per thread, when bilinear
-  std::vector<int64_t> h0_, h1_, w0_, w1_;
-  std::vector<float> lh_, lw_;
+  AxisTaps h_, w_;
+  ThreadScratch rows_; ///< two resampled source rows per thread, when bilinear
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeUpsample2d(const CallNode &c, const CallShapes &io) {
