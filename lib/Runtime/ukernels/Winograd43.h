@@ -83,11 +83,17 @@ void f32_winograd43_output(const float *m, int64_t mStride, int64_t TW, int64_t 
     for (int j = 0; j < 6; ++j)
       winogradOutputRow([&](int k) { return T::load(m + (k * 6 + j) * mStride + t0); },
                         [&](int k, V r) { t[k][j] = r; });
+    // Eight whole tiles of one tile row: their rows are 32 consecutive
+    // outputs, stored straight into the plane.
+    const int64_t top = 4 * (t0 / TW), left = 4 * (t0 % TW);
+    const bool direct = n == 8 && left + 32 <= OW && top + 4 <= OH && t0 % TW + 8 <= TW;
     for (int i = 0; i < 4; ++i) {
       V r[4];
       winogradOutputRow([&](int k) { return t[i][k]; }, [&](int k, V x) { r[k] = x; });
-      T::storeTransposed4(r, &o[i][0][0]);
+      T::storeTransposed4(r, direct ? plane + (top + i) * OW + left : &o[i][0][0]);
     }
+    if (direct)
+      continue;
     for (int64_t l = 0; l < n; ++l) {
       int64_t oh0 = 4 * ((t0 + l) / TW), ow0 = 4 * ((t0 + l) % TW);
       int64_t rows = minOf<int64_t>(4, OH - oh0), cols = minOf<int64_t>(4, OW - ow0);
