@@ -1492,12 +1492,16 @@ TEST_CASE("kernel: nn.ConvTranspose2d strided, padded, dilated, grouped") {
   // dilation 2 and padding 2 cuts both ends. Each output row is built from
   // its phases (columns equal mod the stride): stride 1, kernels equal to
   // the stride (2x2 batched and grouped, 3x3), output padding no tap
-  // reaches, and an odd output width at stride 2.
+  // reaches, and an odd output width at stride 2. The product runs on
+  // packed panels by blocks of columns: 64 channels on 40x40 make two
+  // blocks and 96 product rows (three steps of two panels).
   for (Spec sp :
        {Spec{2, 4, 3, 5, 6, 3, 2, 1, 1, 1, 1, true}, Spec{1, 4, 4, 3, 6, 3, 2, 1, 1, 1, 2, false},
         Spec{1, 3, 4, 5, 2, 3, 3, 2, 0, 2, 1, true}, Spec{1, 2, 4, 4, 3, 2, 1, 1, 0, 1, 1, true},
         Spec{2, 4, 3, 5, 6, 2, 2, 0, 0, 1, 2, true}, Spec{1, 3, 4, 3, 5, 3, 3, 0, 0, 1, 1, false},
-        Spec{1, 2, 3, 4, 3, 2, 2, 0, 1, 1, 1, true}, Spec{1, 2, 3, 4, 3, 3, 2, 1, 0, 1, 1, true}}) {
+        Spec{1, 2, 3, 4, 3, 2, 2, 0, 1, 1, 1, true}, Spec{1, 2, 3, 4, 3, 3, 2, 1, 0, 1, 1, true},
+        Spec{1, 64, 40, 40, 24, 2, 2, 0, 0, 1, 1, true},
+        Spec{1, 64, 20, 36, 20, 3, 2, 1, 1, 1, 2, true}}) {
     std::string what = "ConvTranspose2d groups " + std::to_string(sp.G) + " stride " +
                        std::to_string(sp.s) + " dilation " + std::to_string(sp.d);
     CAPTURE(what);

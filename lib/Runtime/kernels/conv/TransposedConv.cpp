@@ -1,13 +1,18 @@
 //===- TransposedConv.cpp - nn.ConvTranspose1d/2d -------------------------===//
 //
 // A GEMM with the transposed weights gives each input pixel's contribution
-// to a KH×KW window. col2im builds each output row once: its columns of
-// one phase (ow ≡ p mod SW) take contiguous runs of the product's rows, so
-// a row's phases are summed as plain vectors, each tap's valid input range
-// clipped once, and then interleaved into the row. Adding each tap into
-// the zeroed output at stride SW had stored one float at a time.
+// to a KH×KW window. The transposed weights are packed once into the
+// panel kernel's layout (PackedGemm.h); sgemm had packed both operands on
+// every call, which dominated small layers. col2im builds each output row
+// once: its columns of one phase (ow ≡ p mod SW) take contiguous runs of
+// the product's rows, so a row's phases are summed as plain vectors, each
+// tap's valid input range clipped once, and then interleaved into the row.
+// Adding each tap into the zeroed output at stride SW had stored one float
+// at a time.
 //
 //===----------------------------------------------------------------------===//
+#include "../PackedGemm.h"
+#include "../PreparedWeight.h"
 #include "ConvAlgorithms.h"
 
 #include <algorithm>
@@ -17,10 +22,16 @@
 namespace kc::rt {
 namespace {
 
+/// Bytes of input columns a product step reads: blocks of columns whose
+/// K rows stay in L2 while every panel of the weight passes over them.
+constexpr int64_t kColumnBlockBytes = 256 << 10, kMinColumnBlock = 64;
+
 class ConvTranspose2dKernel final : public ConvKernel {
 public:
   ConvTranspose2dKernel(const ConvGeometry &g, ConvWeights w) : ConvKernel(g, std::move(w)) {
     Cg_ = g.C / g.G;
+    disjoint_ = g.KH == g.SH && g.KW == g.SW && g.PH == 0 && g.PW == 0 && g.DH == 1 && g.DW == 1 &&
+                g.OH == g.H * g.SH && g.OW == g.W * g.SW;
     OCg_ = g.OC / g.G;
     rows_ = OCg_ * g.KH * g.KW;
     takesExpression_ = true;
@@ -49,12 +60,12 @@ public:
     const ConvGeometry &g = g_;
     int64_t HWin = g.H * g.W, HW = g.OH * g.OW;
     float *col = ws, *phases = ws + perThreadFloats(rows_ * HWin);
+    const Tensor &packed = packed_.get([&](const Tensor &w) { return packTransposed(w); });
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.G; ++grp) {
         const float *xg = x + (n * g.C + grp * Cg_) * HWin;
         float *yg = y + (n * g.OC + grp * OCg_) * HW;
-        sgemm(true, false, rows_, HWin, Cg_, 1.f, w_.w.data<float>() + grp * Cg_ * rows_, rows_, xg,
-              HWin, 0.f, col, HWin);
+        product(packed.data<float>() + grp * packedSize(rows_, Cg_), xg, col);
         parallelFor(
             OCg_, true,
             [&](int64_t oc) {
@@ -69,6 +80,40 @@ public:
   }
 
 private:
+  /// Group g's Aᵀ (rows_ × Cg, A its Cg × rows_ block of the weight) in
+  /// panels, one block per group.
+  Tensor packTransposed(const Tensor &weight) const {
+    const int64_t G = g_.G, K = Cg_, M = rows_;
+    Tensor packed = Tensor::empty(DType::F32, {G, int64_t(packedSize(M, K))});
+    const float *w = weight.data<float>();
+    float *out = packed.data<float>();
+    std::fill(out, out + packed.numel(), 0.f);
+    for (int64_t grp = 0; grp < G; ++grp)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t m = 0; m < M; ++m)
+          out[grp * int64_t(packedSize(M, K)) + int64_t(packedIndex(m, k, K))] =
+              w[(grp * K + k) * M + m];
+    if (w_.mapped)
+      w_.mapped->releasePages();
+    return packed;
+  }
+
+  /// col (rows_ × H·W) = Aᵀ·x for one group, by blocks of columns and
+  /// steps of panels spread over the threads.
+  void product(const float *A, const float *x, float *col) const {
+    const int64_t N = g_.H * g_.W, K = Cg_;
+    const int64_t block = std::max(kMinColumnBlock, kColumnBlockBytes / int64_t(sizeof(float)) / K);
+    const int64_t blocks = (N + block - 1) / block, step = panelsPerStep();
+    const int64_t steps = (rows_ + kPanelRows * step - 1) / (kPanelRows * step);
+    parallelFor(
+        blocks * steps, true,
+        [&](int64_t item) {
+          int64_t n0 = item / steps * block, pb = item % steps * step;
+          gemmPanels(A, pb, rows_, K, x + n0, N, std::min(block, N - n0), col + n0, N);
+        },
+        threads_);
+  }
+
   /// Columns of one phase of an output row.
   int64_t phaseLength() const { return (g_.OW + g_.SW - 1) / g_.SW; }
   int64_t phaseFloats() const { return g_.SW * phaseLength(); }
@@ -78,6 +123,21 @@ private:
   void outputRow(const float *col, int64_t oc, int64_t oh, float *phases, float *out) const {
     const ConvGeometry &g = g_;
     const int64_t HWin = g.H * g.W, Q = phaseLength(), q = oh / g.SH;
+    if (disjoint_) {
+      // Each phase is one row of the product: interleaved straight out.
+      const float *src = col + (oc * g.KH + oh % g.SH) * g.KW * HWin + q * g.W;
+      if (g.SW == 2) {
+        const float *even = src, *odd = src + HWin;
+        for (int64_t j = 0; j < g.W; ++j) {
+          out[2 * j] = even[j];
+          out[2 * j + 1] = odd[j];
+        }
+      } else {
+        for (int64_t ow = 0; ow < g.OW; ++ow)
+          out[ow] = src[(ow % g.SW) * HWin + ow / g.SW];
+      }
+      return;
+    }
     std::fill(phases, phases + g.SW * Q, 0.f);
     for (const RowTap &t : rowTaps_[size_t(oh - q * g.SH)]) {
       int64_t ih = q + t.shift;
@@ -119,14 +179,17 @@ private:
   };
 
   int64_t Cg_, OCg_, rows_;
+  /// Kernel == stride, no padding: every output takes exactly one tap.
+  bool disjoint_;
   std::vector<std::vector<RowTap>> rowTaps_; ///< by output row mod SH
   std::vector<ColumnTap> columnTaps_;        ///< by kw
+  PreparedWeight packed_{w_.source(), "convT-panels, " + std::to_string(g_.G) + " groups",
+                         w_.mapped}; ///< Aᵀ of each group in panels
 };
 
 } // namespace
 
 std::unique_ptr<OpKernel> makeTransposedConv(const ConvGeometry &g, ConvWeights w) {
-  w.materialize(); // read as it is on every run
   return std::make_unique<ConvTranspose2dKernel>(g, std::move(w));
 }
 
