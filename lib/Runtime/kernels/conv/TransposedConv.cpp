@@ -25,6 +25,10 @@ namespace {
 /// Bytes of input columns a product step reads: blocks of columns whose
 /// K rows stay in L2 while every panel of the weight passes over them.
 constexpr int64_t kColumnBlockBytes = 256 << 10, kMinColumnBlock = 64;
+/// Product items (blocks of columns × steps of panels) per thread, so that
+/// few panel steps still spread evenly (unet_small's 3x3 up-convolution:
+/// 5 steps, one block at 2 threads, had run 3 items to 2).
+constexpr int64_t kItemsPerThread = 4;
 
 class ConvTranspose2dKernel final : public ConvKernel {
 public:
@@ -102,9 +106,15 @@ private:
   /// steps of panels spread over the threads.
   void product(const float *A, const float *x, float *col) const {
     const int64_t N = g_.H * g_.W, K = Cg_;
-    const int64_t block = std::max(kMinColumnBlock, kColumnBlockBytes / int64_t(sizeof(float)) / K);
-    const int64_t blocks = (N + block - 1) / block, step = panelsPerStep();
+    const int64_t step = panelsPerStep();
     const int64_t steps = (rows_ + kPanelRows * step - 1) / (kPanelRows * step);
+    // Blocks within L2, and enough items for every thread to take several.
+    const int64_t wanted = (kItemsPerThread * threads_ + steps - 1) / steps;
+    const int64_t block =
+        std::max(kMinColumnBlock, std::min(kColumnBlockBytes / int64_t(sizeof(float)) / K,
+                                           (N + wanted - 1) / wanted + 15) /
+                                      16 * 16);
+    const int64_t blocks = (N + block - 1) / block;
     parallelFor(
         blocks * steps, true,
         [&](int64_t item) {
