@@ -147,8 +147,11 @@ llvm::Error Plan::plan() {
   const auto &steps = schedule.steps;
   std::vector<int> defStep(values.size(), -1), lastUse(values.size(), -1);
   for (size_t s = 0; s < steps.size(); ++s) {
+    // A root is live from the first step that writes any of it (the
+    // pieces of a concatenation written in place: ConcatInPlace.cpp).
     for (unsigned o : steps[s].outputs)
-      defStep[schedule.root(o)] = int(s);
+      if (int &d = defStep[schedule.root(o)]; d < 0)
+        d = int(s);
     for (unsigned i : steps[s].inputs) {
       int &r = lastUse[schedule.root(i)];
       r = std::max(r, int(s));
@@ -317,7 +320,8 @@ llvm::Expected<std::vector<Tensor>> Plan::runOn(RunState &R, llvm::ArrayRef<Tens
   for (size_t v = 0; v < S.values.size(); ++v)
     if (S.values[v].kind == ScheduleValue::Alias) {
       const Tensor &r = R.bound[S.root(unsigned(v))];
-      R.bound[v] = Tensor::view(S.values[v].dtype, S.values[v].shape, r.raw());
+      R.bound[v] = Tensor::view(S.values[v].dtype, S.values[v].shape,
+                                static_cast<uint8_t *>(r.raw()) + S.values[v].aliasOffset);
     }
   ExecContext ctx;
   ctx.workspace = static_cast<uint8_t *>(R.memory.memory.get()) + workspaceOffset();

@@ -111,6 +111,8 @@ public:
     if (it == ids_.end())
       return error("main's result has no value");
     s_.outputs = it->second;
+    if (opts_.fuse)
+      placeConcatenations(s_);
     for (size_t i = 0; i < s_.outputs.size(); ++i) {
       const ScheduleValue &v = s_.values[s_.outputs[i]];
       s_.outputSpecs.push_back({"out" + std::to_string(i), v.dtype, v.shape});

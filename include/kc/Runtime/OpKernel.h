@@ -52,6 +52,10 @@ public:
   /// flatten, squeeze), returns i: the planner then aliases instead of
   /// copying. -1 otherwise.
   virtual int viewOfInput() const { return -1; }
+  /// Whether output 0 is the inputs' bytes laid end to end, in order (a
+  /// concatenation whose extent before the axis is 1): the schedule may
+  /// then have each input written in its place instead.
+  virtual bool joinsInputsEndToEnd() const { return false; }
 
   // Fusion hooks, offered by the schedule (kc/Runtime/Schedule.h).
 

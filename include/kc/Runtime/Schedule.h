@@ -34,6 +34,7 @@ struct ScheduleValue {
   unsigned input = 0;   ///< Input: parameter index
   Tensor constant;      ///< Constant: the materialized tensor
   unsigned aliasOf = 0; ///< Alias: the value whose bytes these are (never an alias)
+  size_t aliasOffset = 0; ///< Alias: where in aliasOf's bytes these start
 };
 
 /// One kernel run: reads values `inputs`, writes values `outputs`.
@@ -78,6 +79,11 @@ struct ScheduleOptions {
 /// operand before its readers.
 llvm::Expected<Schedule> buildSchedule(const Module &m, llvm::ArrayRef<Expr> order,
                                        const ScheduleOptions &opts);
+
+/// Lets the producers of a concatenation's pieces write them into its
+/// result, and drops its step, where the pieces lie end to end in the
+/// result (ConcatInPlace.cpp).
+void placeConcatenations(Schedule &s);
 
 /// The activation an op applies, if it is one a producer can fuse.
 std::optional<Activation> fusableActivation(const CallNode &c);

@@ -229,6 +229,7 @@ public:
     for (int64_t c : chunk_)
       total_ += c;
   }
+  bool joinsInputsEndToEnd() const override { return outer_ == 1; }
   void run(KernelInputs in, KernelOutputs out, ExecContext &) const override {
     auto *dst = static_cast<uint8_t *>(out[0]->raw());
     parallelFor(outer_, outer_ * total_ > 262144, [&](int64_t o) {
