@@ -66,7 +66,8 @@ void expectValues(const Values &got, const std::vector<double> &want, const char
 double relu(double v) { return v > 0 ? v : 0; }
 double sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
 
-/// Pieces of C channels each of an image of `plane` values, joined.
+/// Each function of `pieces` applied to every value of x, the pieces one
+/// after another: a channel concatenation of elementwise results of x.
 std::vector<double> joined(const std::vector<std::function<double(double)>> &pieces,
                            const Values &x) {
   std::vector<double> r;
