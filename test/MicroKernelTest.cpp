@@ -262,7 +262,7 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_masked, any padding, masked edges and ta
         for (int64_t PH : {0, 1, 2})
           for (int64_t PW : {0, 1, 2, 5})
             for (int64_t W : {3, 7, 8, 9, 16, 17, 31, 33, 40, 64, 70})
-              for (int64_t H : {1, 4, 7})
+              for (int64_t H : {1, 4, 7, 10})
                 for (Act act : {Act::None, Act::Relu, Act::Relu6}) {
                   int64_t OH = (H + 2 * PH - 3) / S + 1, OW = (W + 2 * PW - 3) / S + 1;
                   if (OH <= 0 || OW <= 0)

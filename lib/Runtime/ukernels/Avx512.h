@@ -43,6 +43,12 @@ struct Avx512 {
     return _mm512_permutex2var_ps(a, odd, c);
   }
 
+  /// Lanes N.. of lo, then the first N of hi.
+  template <int N> static KC_UK_INLINE V alignr(V hi, V lo) {
+    return _mm512_castsi512_ps(
+        _mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), N));
+  }
+
   static KC_UK_INLINE Mask firstLanes(int64_t n) {
     return n >= 16 ? Mask(0xFFFF) : n <= 0 ? Mask(0) : Mask((1u << n) - 1);
   }
@@ -57,6 +63,11 @@ struct Avx512 {
 struct Avx512Ymm : Avx2 {
   using Mask = __mmask8;
   static constexpr bool kFastMasks = true;
+
+  template <int N> static KC_UK_INLINE V alignr(V hi, V lo) {
+    return _mm256_castsi256_ps(
+        _mm256_alignr_epi32(_mm256_castps_si256(hi), _mm256_castps_si256(lo), N));
+  }
 
   static KC_UK_INLINE Mask firstLanes(int64_t n) {
     return n >= 8 ? Mask(0xFF) : n <= 0 ? Mask(0) : Mask((1u << n) - 1);

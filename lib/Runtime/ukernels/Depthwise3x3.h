@@ -7,7 +7,10 @@
 // - masked: a vector of outputs a step, rows outside the plane read as
 //   zeros and the loads of a step that leaves the row masked to the lanes
 //   inside it, so edges need neither scalar sums nor a padded copy, at any
-//   padding. Where masks are fast (16 lanes).
+//   padding. Where masks are fast (16 lanes, or 8 for short rows). With
+//   padding up to 2 it slides instead (dwSlide): several output rows a
+//   pass, each input row loaded once a vector at a time and its taps made
+//   by lane shifts.
 // - pad1: padding 1 read in place; the first output of a row (and the last
 //   at stride 1) sums its taps one by one. On large planes the padded copy
 //   cost as much as the arithmetic.
@@ -68,6 +71,116 @@ template <class T> KC_UK_INLINE void setTaps(typename T::V w[9], const float *k)
     w[i] = T::set1(k[i]);
 }
 
+/// Columns [c0, c0 + lanes) of a row of W floats, zeros past its end
+/// (c0 >= 0).
+template <class T> KC_UK_INLINE typename T::V rowColumns(const float *row, int64_t c0, int64_t W) {
+  if (c0 + T::kLanes <= W)
+    return T::load(row + c0);
+  return T::maskLoad(T::firstLanes(W - c0), row + c0);
+}
+
+/// Tap j of the sliding loop reads column S·ow + j − PW: phase (j − PW)
+/// mod S of its step, shifted by floor((j − PW) / S) lanes into the step
+/// before (< 0) or after (> 0).
+constexpr int slidePhase(int S, int PW, int j) { return ((j - PW) % S + S) % S; }
+constexpr int slideShift(int S, int PW, int j) { return (j - PW - slidePhase(S, PW, j)) / S; }
+
+/// The sliding loop (padding PW of 0 to 2): R output rows a pass, the
+/// R + 2 input rows read once each, a vector at a time, and every tap's
+/// columns made from the vectors in registers by lane shifts instead of
+/// loaded again at offsets 1 and 2 (two of three such loads cross a cache
+/// line). At stride 2 a row's vectors are split into even and odd columns
+/// once, and a tap is the even or odd vector shifted. Steps of L outputs:
+/// ph[q] below is phase vector q of step t (columns S·t·L + S·l + q).
+template <class T, int S, int PW, int R>
+void dwSlide(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t PH,
+             const typename T::V w[9], typename T::V vb, typename T::V vlo, typename T::V vhi) {
+  using V = typename T::V;
+  constexpr int L = T::kLanes;
+  // Fewer than three rows a pass: the middle taps on a second chain.
+  constexpr bool kTwoChains = R < 3;
+  constexpr bool needPrev = slideShift(S, PW, 0)<0, needNext = slideShift(S, PW, 2)> 0;
+  const int64_t steps = (OW + L - 1) / L;
+  auto phases = [&](const float *row, int64_t t, V ph[S]) {
+    if constexpr (S == 1) {
+      ph[0] = rowColumns<T>(row, t * L, W);
+    } else {
+      V a = rowColumns<T>(row, 2 * t * L, W), c = rowColumns<T>(row, 2 * t * L + L, W);
+      ph[0] = T::evenLanes(a, c), ph[1] = T::oddLanes(a, c);
+    }
+  };
+  for (int64_t oh0 = 0; oh0 < OH; oh0 += R) {
+    // Output row oh0 + r reads input rows S·(oh0 + r) − PH + kh; the pass
+    // reads rows S·oh0 − PH + i, i < S·(R − 1) + 3.
+    constexpr int kIn = S * (R - 1) + 3;
+    const float *rows[kIn];
+    for (int i = 0; i < kIn; ++i) {
+      int64_t ih = S * oh0 - PH + i;
+      rows[i] = ih >= 0 && ih < H ? src + ih * W : zeroRow() + 32;
+    }
+    V prev[kIn][S], cur[kIn][S];
+    unroll<kIn>([&](auto i) {
+      for (int q = 0; q < S; ++q)
+        prev[i][q] = T::zero();
+      if constexpr (needNext)
+        phases(rows[i], 0, cur[i]);
+    });
+    const int outRows = int(minOf<int64_t>(R, OH - oh0));
+    for (int64_t t = 0; t < steps; ++t) {
+      V acc[R], mid[R];
+      unroll<R>([&](auto r) { acc[r] = vb, mid[r] = T::zero(); });
+      unroll<kIn>([&](auto i) {
+        V here[S], next[S];
+        if constexpr (needNext) {
+          for (int q = 0; q < S; ++q)
+            here[q] = cur[i][q];
+          phases(rows[i], t + 1, next);
+        } else {
+          phases(rows[i], t, here);
+        }
+        V tap[3];
+        unroll<3>([&](auto j) {
+          constexpr int q = slidePhase(S, PW, j), sh = slideShift(S, PW, j);
+          if constexpr (sh < 0)
+            tap[j] = T::template alignr<L + sh>(here[q], prev[i][q]);
+          else if constexpr (sh == 0)
+            tap[j] = here[q];
+          else
+            tap[j] = T::template alignr<sh>(next[q], here[q]);
+        });
+        unroll<R>([&](auto r) {
+          constexpr int kh = int(i) - S * int(r);
+          if constexpr (kh >= 0 && kh < 3) {
+            acc[r] = T::fma(w[3 * kh], tap[0], acc[r]);
+            if constexpr (kTwoChains)
+              mid[r] = T::fma(w[3 * kh + 1], tap[1], mid[r]);
+            else
+              acc[r] = T::fma(w[3 * kh + 1], tap[1], acc[r]);
+            acc[r] = T::fma(w[3 * kh + 2], tap[2], acc[r]);
+          }
+        });
+        for (int q = 0; q < S; ++q) {
+          if constexpr (needPrev)
+            prev[i][q] = here[q];
+          if constexpr (needNext)
+            cur[i][q] = next[q];
+        }
+      });
+      const int64_t ow0 = t * L;
+      unroll<R>([&](auto r) {
+        if (int(r) < outRows) {
+          V v = vclamp<T>(kTwoChains ? T::add(acc[r], mid[r]) : acc[r], vlo, vhi);
+          float *out = dst + (oh0 + r) * OW + ow0;
+          if (ow0 + L <= OW)
+            T::store(out, v);
+          else
+            T::maskStore(out, T::firstLanes(OW - ow0), v);
+        }
+      });
+    }
+  }
+}
+
 /// DepthwiseMaskedFn at stride S.
 template <class T, int S>
 void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
@@ -79,6 +192,15 @@ void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, in
   V w[9];
   setTaps<T>(w, k);
   const V vb = T::set1(b), vlo = T::set1(e.lo), vhi = T::set1(e.hi);
+  // Rows a pass: the most before registers run out at stride 1; stride 2
+  // gains nothing past two (docs/performance.md).
+  constexpr int R = S == 1 ? 4 : 2;
+  if (PW == 1)
+    return dwSlide<T, S, 1, R>(src, dst, H, W, OH, OW, PH, w, vb, vlo, vhi);
+  if (PW == 0)
+    return dwSlide<T, S, 0, R>(src, dst, H, W, OH, OW, PH, w, vb, vlo, vhi);
+  if (PW == 2)
+    return dwSlide<T, S, 2, R>(src, dst, H, W, OH, OW, PH, w, vb, vlo, vhi);
   constexpr int64_t kReach = (S == 1 ? 2 : L + 2) + L; // columns a step's loads span
   // Each step's load masks, the same on every row; a step whose loads all
   // lie inside the row is marked and runs unmasked.

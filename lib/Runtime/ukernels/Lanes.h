@@ -96,6 +96,10 @@ template <int N, bool FastMasks> struct Lanes {
   static KC_UK_INLINE V oddLanes(V a, V c) {
     KC_LANES_MAP(2 * i + 1 < N ? a[2 * i + 1] : c[2 * i + 1 - N])
   }
+  /// Lanes S.. of lo, then the first S of hi.
+  template <int S> static KC_UK_INLINE V alignr(V hi, V lo) {
+    KC_LANES_MAP(i + S < N ? lo[i + S] : hi[i + S - N])
+  }
 
   /// The first n lanes (none for n ≤ 0, all for n ≥ N).
   static KC_UK_INLINE Mask firstLanes(int64_t n) {

@@ -111,13 +111,18 @@ constexpr int64_t kMinStripOutputs = 8;
 /// (the row of zeros read outside the plane).
 constexpr int64_t kMaskedMinRow = 9, kMaskedMaxPad = 16, kPad1MinWidth = 24;
 
+/// Padding the masked loops slide over (Depthwise3x3.h's dwSlide: several
+/// output rows a pass, taps made by lane shifts); wider padding runs their
+/// one-row form.
+constexpr int64_t kSlideMaxPad = 2;
+
 /// 3x3 layers at stride 1 whose rows are at most 16 outputs (7x7 and
-/// 14x14 planes) take the KxK loop: four rows of two 8-lane vectors, or
-/// eight rows of one, a step keep eight chains of multiply-adds going,
-/// where the 3x3 loops' one vector a step waits on its chain (1 thread,
-/// Zen 4, the padded copy included: 480 and 672 planes of 14x14 17-20 %
-/// less time, 1152 of 7x7 14 %; rows of 28 and more, and stride 2, stay
-/// faster in the 3x3 loops).
+/// 14x14 planes) take the KxK loop where the masked loops cannot slide:
+/// four rows of two 8-lane vectors, or eight rows of one, a step keep
+/// eight chains of multiply-adds going, where the one-row masked loop's
+/// one vector a step waits on its chain (1 thread, Zen 4, the padded copy
+/// included: 480 and 672 planes of 14x14 17-20 % less time, 1152 of 7x7
+/// 14 %).
 constexpr int64_t kBlockedMaxRow = 16;
 
 /// im2col + OpenBLAS: output rows per block such that a block's patches and
@@ -137,7 +142,9 @@ DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
   if (!g.is3x3())
     return g.SH == g.SW && (g.SW == 1 || g.SW == 2) ? DepthwiseLoop::PaddedKxK
                                                     : DepthwiseLoop::Generic;
-  if (g.SW == 1 && g.SH == 1 && g.OW <= kBlockedMaxRow)
+  const bool slides = ctx.uks.depthwiseMasked[0] && ctx.uks.depthwiseMaskedShort[0] &&
+                      g.W <= uk::kDepthwiseMaxWidth && g.PW <= kSlideMaxPad;
+  if (g.SW == 1 && g.SH == 1 && g.OW <= kBlockedMaxRow && !slides)
     return DepthwiseLoop::PaddedKxK;
   if (ctx.uks.depthwiseMasked[0] && g.W <= uk::kDepthwiseMaxWidth && g.PW <= kMaskedMaxPad &&
       g.OW >= kMaskedMinRow)
