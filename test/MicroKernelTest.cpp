@@ -223,16 +223,16 @@ namespace {
 /// A 3x3 depthwise plane at stride S, padding (PH, PW), in double.
 std::vector<double> refDepthwise(const std::vector<float> &x, int64_t H, int64_t W, int64_t OH,
                                  int64_t OW, int64_t S, int64_t PH, int64_t PW, const float *k,
-                                 float b, Act act) {
+                                 float b, Act act, int K = 3) {
   std::vector<double> y(size_t(OH * OW));
   for (int64_t oh = 0; oh < OH; ++oh)
     for (int64_t ow = 0; ow < OW; ++ow) {
       double s = b;
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
+      for (int i = 0; i < K; ++i)
+        for (int j = 0; j < K; ++j) {
           int64_t ih = oh * S - PH + i, iw = ow * S - PW + j;
           if (ih >= 0 && ih < H && iw >= 0 && iw < W)
-            s += double(k[3 * i + j]) * x[size_t(ih * W + iw)];
+            s += double(k[K * i + j]) * x[size_t(ih * W + iw)];
         }
       y[size_t(oh * OW + ow)] = refAct(act, s, 0.0);
     }
@@ -283,6 +283,40 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_masked, any padding, masked edges and ta
                 }
     }
   CHECK(tested >= 2); // emu16's two forms at least
+}
+
+TEST_CASE("micro-kernels: f32_dwconv5x5_slide, padding 2, any rows, masked tails") {
+  std::mt19937 rng(29);
+  int tested = 0;
+  for (const MicroKernels *t : forms()) {
+    if (!t->depthwiseSlide5[0])
+      continue; // only forms with fast masks have it
+    ++tested;
+    // Rows of one step and less, several steps and a partial one, planes
+    // shorter and taller than the padding, both strides.
+    for (int64_t S : {1, 2})
+      for (int64_t PH : {0, 2, 3})
+        for (int64_t W : {1, 5, 16, 17, 33, 40})
+          for (int64_t H : {1, 3, 6, 11})
+            for (Act act : {Act::None, Act::Relu6}) {
+              int64_t OH = (H + 2 * PH - 5) / S + 1, OW = (W + 4 - 5) / S + 1;
+              if (OH <= 0 || OW <= 0)
+                continue;
+              auto x = random(rng, size_t(H * W), -4.f, 4.f);
+              auto k = random(rng, 25);
+              float b = -0.5f;
+              auto ref = refDepthwise(x, H, W, OH, OW, S, PH, 2, k.data(), b, act, 5);
+              ref.resize(ref.size() + 16, kSentinel);
+              std::vector<float> y(ref.size(), kSentinel);
+              t->depthwiseSlide5[S - 1](x.data(), y.data(), H, W, OH, OW, PH, k.data(), b,
+                                        clampOf(act));
+              expectNear(y, ref, 1e-5, 1e-5,
+                         std::string(t->isa) + " f32_dwconv5x5_slide S " + std::to_string(S) +
+                             " PH " + std::to_string(PH) + " " + std::to_string(H) + "x" +
+                             std::to_string(W) + " act " + std::to_string(int(act)));
+            }
+  }
+  CHECK(tested >= 1); // emu16 at least
 }
 
 TEST_CASE("micro-kernels: f32_dwconv3x3_pad1, planes read in place") {

@@ -85,21 +85,28 @@ template <class T> KC_UK_INLINE typename T::V rowColumns(const float *row, int64
 constexpr int slidePhase(int S, int PW, int j) { return ((j - PW) % S + S) % S; }
 constexpr int slideShift(int S, int PW, int j) { return (j - PW - slidePhase(S, PW, j)) / S; }
 
-/// The sliding loop (padding PW of 0 to 2): R output rows a pass, the
-/// R + 2 input rows read once each, a vector at a time, and every tap's
-/// columns made from the vectors in registers by lane shifts instead of
-/// loaded again at offsets 1 and 2 (two of three such loads cross a cache
-/// line). At stride 2 a row's vectors are split into even and odd columns
-/// once, and a tap is the even or odd vector shifted. Steps of L outputs:
-/// ph[q] below is phase vector q of step t (columns S·t·L + S·l + q).
-template <class T, int S, int PW, int R>
+/// The sliding loop of a KxK kernel (K of 3 or 5, padding PW of 0 to
+/// K − 1 columns, each tap within a step of its output's vector): R output
+/// rows a pass, the input rows read once each, a vector at a time, and
+/// every tap's columns made from the vectors in registers by lane shifts
+/// instead of loaded again at offsets 1, 2, ... (most such loads cross a
+/// cache line). At stride 2 a row's vectors are split into even and odd
+/// columns once, and a tap is the even or odd vector shifted. Steps of L
+/// outputs: phase vector q of step t holds columns S·t·L + S·l + q. The
+/// weight of tap (kh, kw) is weight(kh·K + kw).
+template <class T, int S, int K, int PW, int R, class Weight>
 void dwSlide(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t PH,
-             const typename T::V w[9], typename T::V vb, typename T::V vlo, typename T::V vhi) {
+             Weight weight, typename T::V vb, typename T::V vlo, typename T::V vhi) {
   using V = typename T::V;
   constexpr int L = T::kLanes;
   // Fewer than three rows a pass: the middle taps on a second chain.
   constexpr bool kTwoChains = R < 3;
-  constexpr bool needPrev = slideShift(S, PW, 0)<0, needNext = slideShift(S, PW, 2)> 0;
+  constexpr int kFirstShift = slideShift(S, PW, 0), kLastShift = slideShift(S, PW, K - 1);
+  static_assert(kFirstShift > -L && kLastShift < L, "a tap beyond the steps either side");
+  constexpr bool needPrev = kFirstShift<0, needNext = kLastShift> 0;
+  // Output row oh0 + r reads input rows S·(oh0 + r) − PH + kh; a pass reads
+  // rows S·oh0 − PH + i, i < kIn.
+  constexpr int kIn = S * (R - 1) + K;
   const int64_t steps = (OW + L - 1) / L;
   auto phases = [&](const float *row, int64_t t, V ph[S]) {
     if constexpr (S == 1) {
@@ -110,9 +117,6 @@ void dwSlide(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int
     }
   };
   for (int64_t oh0 = 0; oh0 < OH; oh0 += R) {
-    // Output row oh0 + r reads input rows S·(oh0 + r) − PH + kh; the pass
-    // reads rows S·oh0 − PH + i, i < S·(R − 1) + 3.
-    constexpr int kIn = S * (R - 1) + 3;
     const float *rows[kIn];
     for (int i = 0; i < kIn; ++i) {
       int64_t ih = S * oh0 - PH + i;
@@ -138,8 +142,8 @@ void dwSlide(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int
         } else {
           phases(rows[i], t, here);
         }
-        V tap[3];
-        unroll<3>([&](auto j) {
+        V tap[K];
+        unroll<K>([&](auto j) {
           constexpr int q = slidePhase(S, PW, j), sh = slideShift(S, PW, j);
           if constexpr (sh < 0)
             tap[j] = T::template alignr<L + sh>(here[q], prev[i][q]);
@@ -150,13 +154,11 @@ void dwSlide(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int
         });
         unroll<R>([&](auto r) {
           constexpr int kh = int(i) - S * int(r);
-          if constexpr (kh >= 0 && kh < 3) {
-            acc[r] = T::fma(w[3 * kh], tap[0], acc[r]);
-            if constexpr (kTwoChains)
-              mid[r] = T::fma(w[3 * kh + 1], tap[1], mid[r]);
-            else
-              acc[r] = T::fma(w[3 * kh + 1], tap[1], acc[r]);
-            acc[r] = T::fma(w[3 * kh + 2], tap[2], acc[r]);
+          if constexpr (kh >= 0 && kh < K) {
+            unroll<K>([&](auto j) {
+              V &chain = kTwoChains && j % 2 == 1 ? mid[r] : acc[r];
+              chain = T::fma(weight(kh * K + int(j)), tap[j], chain);
+            });
           }
         });
         for (int q = 0; q < S; ++q) {
@@ -195,12 +197,19 @@ void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, in
   // Rows a pass: the most before registers run out at stride 1; stride 2
   // gains nothing past two (docs/performance.md).
   constexpr int R = S == 1 ? 4 : 2;
+  // The weights by value: through a pointer, every store might change them.
+  struct Taps {
+    V w[9];
+    KC_UK_INLINE V operator()(int i) const { return w[i]; }
+  } weight;
+  for (int i = 0; i < 9; ++i)
+    weight.w[i] = w[i];
   if (PW == 1)
-    return dwSlide<T, S, 1, R>(src, dst, H, W, OH, OW, PH, w, vb, vlo, vhi);
+    return dwSlide<T, S, 3, 1, R>(src, dst, H, W, OH, OW, PH, weight, vb, vlo, vhi);
   if (PW == 0)
-    return dwSlide<T, S, 0, R>(src, dst, H, W, OH, OW, PH, w, vb, vlo, vhi);
+    return dwSlide<T, S, 3, 0, R>(src, dst, H, W, OH, OW, PH, weight, vb, vlo, vhi);
   if (PW == 2)
-    return dwSlide<T, S, 2, R>(src, dst, H, W, OH, OW, PH, w, vb, vlo, vhi);
+    return dwSlide<T, S, 3, 2, R>(src, dst, H, W, OH, OW, PH, weight, vb, vlo, vhi);
   constexpr int64_t kReach = (S == 1 ? 2 : L + 2) + L; // columns a step's loads span
   // Each step's load masks, the same on every row; a step whose loads all
   // lie inside the row is marked and runs unmasked.
@@ -237,6 +246,18 @@ void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, in
         T::maskStore(row + ow0, T::firstLanes(OW - ow0), v);
     }
   }
+}
+
+/// DepthwiseSlide5Fn at stride S: the sliding loop on 5x5 weights, read
+/// as broadcasts (25 of them would take most of the registers), one output
+/// row a pass (two to four ran slower; docs/performance.md).
+template <class T, int S>
+void f32_dwconv5x5_slide(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                         int64_t PH, const float *k, float b, const DepthwiseClamp &e) {
+  using V = typename T::V;
+  const V vb = T::set1(b), vlo = T::set1(e.lo), vhi = T::set1(e.hi);
+  auto weight = [k](int i) { return T::set1(k[i]); };
+  dwSlide<T, S, 5, 2, 1>(src, dst, H, W, OH, OW, PH, weight, vb, vlo, vhi);
 }
 
 /// DepthwisePad1Fn at stride S.

@@ -95,6 +95,12 @@ using GemmPanelFn = void (*)(const float *a, int64_t K, const PanelColumns &B, i
 using DepthwiseMaskedFn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
                                    int64_t OW, int64_t PH, int64_t PW, const float *k, float b,
                                    const DepthwiseClamp &e);
+/// One channel plane of a 5x5 depthwise layer with dilation 1 and padding
+/// 2 columns (any rows PH), weights k[25], read in place like
+/// DepthwiseMaskedFn; the stride is the table slot's.
+using DepthwiseSlide5Fn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
+                                   int64_t OW, int64_t PH, const float *k, float b,
+                                   const DepthwiseClamp &e);
 /// Padding 1 read in place, 24 ≤ W ≤ kDepthwiseMaxWidth.
 using DepthwisePad1Fn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
                                  int64_t OW, const float *k, float b, const DepthwiseClamp &e);
@@ -179,6 +185,8 @@ struct MicroKernels {
   /// The same on 8 lanes with fast masks (rows of at most 8 outputs); null
   /// where there are none.
   DepthwiseMaskedFn depthwiseMaskedShort[2];
+  /// f32_dwconv5x5_slide by stride - 1; null where masks are slow.
+  DepthwiseSlide5Fn depthwiseSlide5[2];
   DepthwisePad1Fn depthwisePad1[2];       ///< f32_dwconv3x3_pad1
   DepthwisePaddedFn depthwisePadded[2];   ///< f32_dwconv3x3_padded
   DepthwiseKxKFn depthwiseKxK[2];         ///< f32_dwconv_padded

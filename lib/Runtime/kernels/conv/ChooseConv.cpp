@@ -116,6 +116,10 @@ constexpr int64_t kMaskedMinRow = 9, kMaskedMaxPad = 16, kPad1MinWidth = 24;
 /// one-row form.
 constexpr int64_t kSlideMaxPad = 2;
 
+/// 5x5 layers (padding 2) slide where a row is more than one 16-lane step:
+/// on shorter rows the KxK loop's several rows a step were faster.
+constexpr int64_t kSlide5MinRow = 17;
+
 /// 3x3 layers at stride 1 whose rows are at most 16 outputs (7x7 and
 /// 14x14 planes) take the KxK loop where the masked loops cannot slide:
 /// four rows of two 8-lane vectors, or eight rows of one, a step keep
@@ -139,6 +143,10 @@ constexpr int64_t kBlockFloats = 65536, kMinBlockCols = 128, kMinBlocksPerThread
 constexpr int64_t kBandMinBytes = 1 << 20, kBandBytes = 512 << 10;
 
 DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
+  if (ctx.uks.depthwiseSlide5[0] && g.KH == 5 && g.KW == 5 && g.DH == 1 && g.DW == 1 &&
+      g.SH == g.SW && (g.SW == 1 || g.SW == 2) && g.PW == 2 && g.W <= uk::kDepthwiseMaxWidth &&
+      g.OW >= kSlide5MinRow)
+    return DepthwiseLoop::Slide5x5;
   if (!g.is3x3())
     return g.SH == g.SW && (g.SW == 1 || g.SW == 2) ? DepthwiseLoop::PaddedKxK
                                                     : DepthwiseLoop::Generic;

@@ -3,7 +3,8 @@
 // A direct loop per channel plane, the planes shared over the threads. 3x3
 // layers sum their nine taps in registers and write each output once
 // (f32_dwconv3x3_*, Depthwise3x3.h), ReLU and ReLU6 applied as a clamp in
-// the same loop; other kernels at stride 1 or 2 do the same from a
+// the same loop, and so do 5x5 layers with padding 2 on wide rows
+// (f32_dwconv5x5_slide); other kernels at stride 1 or 2 do the same from a
 // zero-padded copy of the plane (f32_dwconv_padded, DepthwiseKxK.h), and
 // the rest make a pass per tap over that copy. Activations other than a
 // clamp run over a task's planes together once they are stored: applied
@@ -58,6 +59,15 @@ public:
           masked(src, y + plane * HW, g.H, g.W, g.OH, g.OW, g.PH, g.PW, k, b, e);
         else
           pad1(src, y + plane * HW, g.H, g.W, g.OH, g.OW, k, b, e);
+      });
+      return;
+    }
+    if (choice_.depthwise == DepthwiseLoop::Slide5x5) {
+      const uk::DepthwiseSlide5Fn slide = uks.depthwiseSlide5[g.SW - 1];
+      runTasks(y, 0, [&](int64_t plane) {
+        int64_t c = plane % g.C;
+        slide(x + plane * g.H * g.W, y + plane * HW, g.H, g.W, g.OH, g.OW, g.PH,
+              w_.w.data<float>() + c * 25, bias ? bias[c] : 0.f, e);
       });
       return;
     }
