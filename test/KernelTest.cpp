@@ -2113,6 +2113,18 @@ void checkMaskedDepthwise() {
   checkConv({1, 2, 3, 35, 2, 3, 2, 0, 1, 2, false}, rng, "stride 2 pad 0, W 35, one output row");
   checkConvActivation({1, 4, 9, 33, 4, 3, 2, 1, 1, 4, true}, "nn.ReLU6", {}, relu6, rng,
                       "stride 2 pad 1, W 33 -> ReLU6");
+  // Planes of at most 7 columns run two a vector: a pair that spans two
+  // images (5 channels, batch 2), an odd count whose last plane runs
+  // alone, and tasks of whole pairs (200 planes of 7x7 on 2 threads take
+  // 25 a task before rounding) with an activation applied per task.
+  auto hardswish = [](double v) { return v * std::min(std::max(v + 3, 0.0), 6.0) / 6; };
+  checkConv({2, 5, 7, 7, 5, 3, 1, 1, 1, 5, true}, rng, "pairs, 7x7, 5 channels, batch 2");
+  checkConv({1, 5, 6, 4, 5, 3, 1, 1, 1, 5, false}, rng, "pairs, 6x4, the last plane alone");
+  checkConv({1, 3, 9, 1, 3, 3, 1, 1, 1, 3, true}, rng, "pairs, 9x1");
+  for (int threads : {1, 2})
+    checkConvActivation({1, 200, 7, 7, 200, 3, 1, 1, 1, 200, true}, "nn.Hardswish", {}, hardswish,
+                        rng, "pairs, 200 planes -> Hardswish on " + std::to_string(threads), kAtol,
+                        kRtol, threads);
 }
 } // namespace
 

@@ -285,6 +285,37 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_masked, any padding, masked edges and ta
   CHECK(tested >= 2); // emu16's two forms at least
 }
 
+TEST_CASE("micro-kernels: f32_dwconv3x3_pair, two planes a vector") {
+  std::mt19937 rng(31);
+  int tested = 0;
+  for (const MicroKernels *t : forms()) {
+    if (!t->depthwisePair)
+      continue; // 16 lanes with fast masks only
+    ++tested;
+    for (int64_t W : {1, 2, 5, 7})
+      for (int64_t H : {1, 2, 7, 8, 15})
+        for (Act act : {Act::None, Act::Relu6}) {
+          auto x = random(rng, size_t(2 * H * W), -4.f, 4.f);
+          auto k = random(rng, 18);
+          std::vector<double> ref;
+          for (int p = 0; p < 2; ++p) {
+            std::vector<float> plane(x.begin() + p * H * W, x.begin() + (p + 1) * H * W);
+            auto r =
+                refDepthwise(plane, H, W, H, W, 1, 1, 1, k.data() + 9 * p, p ? -1.f : 0.5f, act);
+            ref.insert(ref.end(), r.begin(), r.end());
+          }
+          ref.resize(ref.size() + 16, kSentinel);
+          std::vector<float> y(ref.size(), kSentinel);
+          t->depthwisePair(x.data(), y.data(), H, W, H, W, k.data(), k.data() + 9, 0.5f, -1.f,
+                           clampOf(act));
+          expectNear(y, ref, 1e-5, 1e-5,
+                     std::string(t->isa) + " f32_dwconv3x3_pair " + std::to_string(H) + "x" +
+                         std::to_string(W) + " act " + std::to_string(int(act)));
+        }
+  }
+  CHECK(tested >= 1); // emu16 at least
+}
+
 TEST_CASE("micro-kernels: f32_dwconv5x5_slide, padding 2, any rows, masked tails") {
   std::mt19937 rng(29);
   int tested = 0;

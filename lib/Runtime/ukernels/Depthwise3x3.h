@@ -85,6 +85,64 @@ template <class T> KC_UK_INLINE typename T::V rowColumns(const float *row, int64
 constexpr int slidePhase(int S, int PW, int j) { return ((j - PW) % S + S) % S; }
 constexpr int slideShift(int S, int PW, int j) { return (j - PW - slidePhase(S, PW, j)) / S; }
 
+/// The rows dwSlide reads and the outputs it writes: one channel plane.
+template <class T> struct OnePlane {
+  using V = typename T::V;
+  using Row = const float *;
+  const float *src;
+  float *dst;
+  int64_t H, W, OW;
+
+  int64_t steps() const { return (OW + T::kLanes - 1) / T::kLanes; }
+  /// Input row ih, a row of zeros outside the plane.
+  Row row(int64_t ih) const { return ih >= 0 && ih < H ? src + ih * W : zeroRow() + 32; }
+  V columns(Row r, int64_t c0) const { return rowColumns<T>(r, c0, W); }
+  void store(int64_t oh, int64_t ow0, V v) const {
+    float *out = dst + oh * OW + ow0;
+    if (ow0 + T::kLanes <= OW)
+      T::store(out, v);
+    else
+      T::maskStore(out, T::firstLanes(OW - ow0), v);
+  }
+};
+
+/// Two planes of at most kPairMaxWidth columns side by side in one vector
+/// at stride 1: the first in lanes [0, W), the second in [L − W, L), and
+/// at least two zero lanes between them, which are each one's padding. A
+/// 7x7 plane alone left 9 of 16 lanes (or 1 of 8) idle.
+template <class T> struct TwoPlanes {
+  using V = typename T::V;
+  struct Row {
+    const float *a, *b;
+  };
+  const float *src; ///< the first plane; the second follows it
+  float *dst;       ///< the first output plane; the second follows it
+  int64_t H, W, OH, OW;
+
+  int64_t steps() const { return 1; }
+  Row row(int64_t ih) const {
+    if (ih < 0 || ih >= H)
+      return {nullptr, nullptr};
+    const float *a = src + ih * W;
+    return {a, a + H * W - (T::kLanes - W)};
+  }
+  /// The lanes past the first n.
+  static typename T::Mask lastLanes(int64_t n) {
+    return T::andNot(T::firstLanes(T::kLanes), T::firstLanes(T::kLanes - n));
+  }
+  V columns(Row r, int64_t c0) const {
+    if (!r.a || c0 > 0)
+      return T::zero();
+    // Each load's other lanes are zero.
+    return T::add(T::maskLoad(T::firstLanes(W), r.a), T::maskLoad(lastLanes(W), r.b));
+  }
+  void store(int64_t oh, int64_t, V v) const {
+    float *a = dst + oh * OW;
+    T::maskStore(a, T::firstLanes(OW), v);
+    T::maskStore(a + OH * OW - (T::kLanes - OW), lastLanes(OW), v);
+  }
+};
+
 /// The sliding loop of a KxK kernel (K of 3 or 5, padding PW of 0 to
 /// K − 1 columns, each tap within a step of its output's vector): R output
 /// rows a pass, the input rows read once each, a vector at a time, and
@@ -93,35 +151,36 @@ constexpr int slideShift(int S, int PW, int j) { return (j - PW - slidePhase(S, 
 /// cache line). At stride 2 a row's vectors are split into even and odd
 /// columns once, and a tap is the even or odd vector shifted. Steps of L
 /// outputs: phase vector q of step t holds columns S·t·L + S·l + q. The
-/// weight of tap (kh, kw) is weight(kh·K + kw).
-template <class T, int S, int K, int PW, int R, class Weight>
-void dwSlide(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t PH,
-             Weight weight, typename T::V vb, typename T::V vlo, typename T::V vhi) {
+/// weight of tap (kh, kw) is weight(kh·K + kw); `planes` reads and writes
+/// (OnePlane, TwoPlanes).
+template <class T, int S, int K, int PW, int R, class Planes, class Weight>
+void dwSlide(const Planes &planes, int64_t OH, int64_t PH, Weight weight, typename T::V vb,
+             typename T::V vlo, typename T::V vhi) {
   using V = typename T::V;
+  using Row = typename Planes::Row;
   constexpr int L = T::kLanes;
   // Fewer than three rows a pass: the middle taps on a second chain.
   constexpr bool kTwoChains = R < 3;
   constexpr int kFirstShift = slideShift(S, PW, 0), kLastShift = slideShift(S, PW, K - 1);
   static_assert(kFirstShift > -L && kLastShift < L, "a tap beyond the steps either side");
-  constexpr bool needPrev = kFirstShift<0, needNext = kLastShift> 0;
+  constexpr bool needPrev = kFirstShift < 0;
+  constexpr bool needNext = kLastShift > 0;
   // Output row oh0 + r reads input rows S·(oh0 + r) − PH + kh; a pass reads
   // rows S·oh0 − PH + i, i < kIn.
   constexpr int kIn = S * (R - 1) + K;
-  const int64_t steps = (OW + L - 1) / L;
-  auto phases = [&](const float *row, int64_t t, V ph[S]) {
+  const int64_t steps = planes.steps();
+  auto phases = [&](Row row, int64_t t, V ph[S]) {
     if constexpr (S == 1) {
-      ph[0] = rowColumns<T>(row, t * L, W);
+      ph[0] = planes.columns(row, t * L);
     } else {
-      V a = rowColumns<T>(row, 2 * t * L, W), c = rowColumns<T>(row, 2 * t * L + L, W);
+      V a = planes.columns(row, 2 * t * L), c = planes.columns(row, 2 * t * L + L);
       ph[0] = T::evenLanes(a, c), ph[1] = T::oddLanes(a, c);
     }
   };
   for (int64_t oh0 = 0; oh0 < OH; oh0 += R) {
-    const float *rows[kIn];
-    for (int i = 0; i < kIn; ++i) {
-      int64_t ih = S * oh0 - PH + i;
-      rows[i] = ih >= 0 && ih < H ? src + ih * W : zeroRow() + 32;
-    }
+    Row rows[kIn];
+    for (int i = 0; i < kIn; ++i)
+      rows[i] = planes.row(S * oh0 - PH + i);
     V prev[kIn][S], cur[kIn][S];
     unroll<kIn>([&](auto i) {
       for (int q = 0; q < S; ++q)
@@ -168,16 +227,10 @@ void dwSlide(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int
             cur[i][q] = next[q];
         }
       });
-      const int64_t ow0 = t * L;
       unroll<R>([&](auto r) {
-        if (int(r) < outRows) {
-          V v = vclamp<T>(kTwoChains ? T::add(acc[r], mid[r]) : acc[r], vlo, vhi);
-          float *out = dst + (oh0 + r) * OW + ow0;
-          if (ow0 + L <= OW)
-            T::store(out, v);
-          else
-            T::maskStore(out, T::firstLanes(OW - ow0), v);
-        }
+        if (int(r) < outRows)
+          planes.store(oh0 + r, t * L,
+                       vclamp<T>(kTwoChains ? T::add(acc[r], mid[r]) : acc[r], vlo, vhi));
       });
     }
   }
@@ -204,12 +257,13 @@ void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, in
   } weight;
   for (int i = 0; i < 9; ++i)
     weight.w[i] = w[i];
+  const OnePlane<T> plane{src, dst, H, W, OW};
   if (PW == 1)
-    return dwSlide<T, S, 3, 1, R>(src, dst, H, W, OH, OW, PH, weight, vb, vlo, vhi);
+    return dwSlide<T, S, 3, 1, R>(plane, OH, PH, weight, vb, vlo, vhi);
   if (PW == 0)
-    return dwSlide<T, S, 3, 0, R>(src, dst, H, W, OH, OW, PH, weight, vb, vlo, vhi);
+    return dwSlide<T, S, 3, 0, R>(plane, OH, PH, weight, vb, vlo, vhi);
   if (PW == 2)
-    return dwSlide<T, S, 3, 2, R>(src, dst, H, W, OH, OW, PH, weight, vb, vlo, vhi);
+    return dwSlide<T, S, 3, 2, R>(plane, OH, PH, weight, vb, vlo, vhi);
   constexpr int64_t kReach = (S == 1 ? 2 : L + 2) + L; // columns a step's loads span
   // Each step's load masks, the same on every row; a step whose loads all
   // lie inside the row is marked and runs unmasked.
@@ -257,7 +311,34 @@ void f32_dwconv5x5_slide(const float *src, float *dst, int64_t H, int64_t W, int
   using V = typename T::V;
   const V vb = T::set1(b), vlo = T::set1(e.lo), vhi = T::set1(e.hi);
   auto weight = [k](int i) { return T::set1(k[i]); };
-  dwSlide<T, S, 5, 2, 1>(src, dst, H, W, OH, OW, PH, weight, vb, vlo, vhi);
+  dwSlide<T, S, 5, 2, 1>(OnePlane<T>{src, dst, H, W, OW}, OH, PH, weight, vb, vlo, vhi);
+}
+
+/// DepthwisePairFn: the sliding loop on two planes a vector (TwoPlanes),
+/// seven rows a pass (a 7x7 plane in one). With 5x5 weights, 25 vectors
+/// of two halves read from memory, it lost to the KxK loop.
+template <class T>
+void f32_dwconv3x3_pair(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                        const float *k, const float *k2, float b, float b2,
+                        const DepthwiseClamp &e) {
+  using V = typename T::V;
+  constexpr int L = T::kLanes;
+  // The first plane's outputs lie in the lower half, the second's in the
+  // upper: each half takes its plane's weight.
+  auto halves = [](float lo, float hi) {
+    alignas(64) float t[L];
+    for (int l = 0; l < L; ++l)
+      t[l] = l < L / 2 ? lo : hi;
+    return T::load(t);
+  };
+  struct Taps {
+    V w[9];
+    KC_UK_INLINE V operator()(int i) const { return w[i]; }
+  } weight;
+  for (int i = 0; i < 9; ++i)
+    weight.w[i] = halves(k[i], k2[i]);
+  dwSlide<T, 1, 3, 1, 7>(TwoPlanes<T>{src, dst, H, W, OH, OW}, OH, 1, weight, halves(b, b2),
+                         T::set1(e.lo), T::set1(e.hi));
 }
 
 /// DepthwisePad1Fn at stride S.

@@ -101,6 +101,12 @@ using DepthwiseMaskedFn = void (*)(const float *src, float *dst, int64_t H, int6
 using DepthwiseSlide5Fn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
                                    int64_t OW, int64_t PH, const float *k, float b,
                                    const DepthwiseClamp &e);
+/// Two consecutive channel planes (src, then src + H·W; dst likewise) of a
+/// 3x3 depthwise layer at stride 1 with padding 1 on every side, weights
+/// k and k2, biases b and b2: both in one vector, 2·W + 1 ≤ lanes.
+using DepthwisePairFn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
+                                 int64_t OW, const float *k, const float *k2, float b, float b2,
+                                 const DepthwiseClamp &e);
 /// Padding 1 read in place, 24 ≤ W ≤ kDepthwiseMaxWidth.
 using DepthwisePad1Fn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
                                  int64_t OW, const float *k, float b, const DepthwiseClamp &e);
@@ -187,6 +193,9 @@ struct MicroKernels {
   DepthwiseMaskedFn depthwiseMaskedShort[2];
   /// f32_dwconv5x5_slide by stride - 1; null where masks are slow.
   DepthwiseSlide5Fn depthwiseSlide5[2];
+  /// f32_dwconv3x3_pair; null where masks are slow or vectors have fewer
+  /// than 16 lanes.
+  DepthwisePairFn depthwisePair;
   DepthwisePad1Fn depthwisePad1[2];       ///< f32_dwconv3x3_pad1
   DepthwisePaddedFn depthwisePadded[2];   ///< f32_dwconv3x3_padded
   DepthwiseKxKFn depthwiseKxK[2];         ///< f32_dwconv_padded

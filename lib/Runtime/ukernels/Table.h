@@ -41,6 +41,8 @@ template <class T> MicroKernels buildTable(const char *isa) {
     t.depthwiseMasked[1] = &f32_dwconv3x3_masked<T, 2>;
     t.depthwiseSlide5[0] = &f32_dwconv5x5_slide<T, 1>;
     t.depthwiseSlide5[1] = &f32_dwconv5x5_slide<T, 2>;
+    if constexpr (T::kLanes >= 16)
+      t.depthwisePair = &f32_dwconv3x3_pair<T>;
   }
   if constexpr (!std::is_void_v<typename T::ShortMasked>) {
     t.depthwiseMaskedShort[0] = &f32_dwconv3x3_masked<typename T::ShortMasked, 1>;

@@ -147,6 +147,11 @@ DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
       g.SH == g.SW && (g.SW == 1 || g.SW == 2) && g.PW == 2 && g.W <= uk::kDepthwiseMaxWidth &&
       g.OW >= kSlide5MinRow)
     return DepthwiseLoop::Slide5x5;
+  // Planes of at most 7 columns (stride 1, padding 1) two a vector: alone,
+  // a 7-wide row left 9 of 16 lanes idle.
+  if (ctx.uks.depthwisePair && g.is3x3() && g.SW == 1 && g.PH == 1 && g.PW == 1 &&
+      2 * g.W + 1 <= ctx.uks.lanes)
+    return DepthwiseLoop::Pair3x3;
   if (!g.is3x3())
     return g.SH == g.SW && (g.SW == 1 || g.SW == 2) ? DepthwiseLoop::PaddedKxK
                                                     : DepthwiseLoop::Generic;

@@ -4,11 +4,11 @@
 // layers sum their nine taps in registers and write each output once
 // (f32_dwconv3x3_*, Depthwise3x3.h), ReLU and ReLU6 applied as a clamp in
 // the same loop, and so do 5x5 layers with padding 2 on wide rows
-// (f32_dwconv5x5_slide); other kernels at stride 1 or 2 do the same from a
-// zero-padded copy of the plane (f32_dwconv_padded, DepthwiseKxK.h), and
-// the rest make a pass per tap over that copy. Activations other than a
-// clamp run over a task's planes together once they are stored: applied
-// plane by plane, a 7x7 plane's 49 outputs were three vectors and a
+// (f32_dwconv5x5_slide); 3x3 planes of at most 7 columns run two at a
+// time, side by side in one vector (f32_dwconv3x3_pair); other kernels at stride 1 or 2 do the same
+// from a zero-padded copy of the plane (f32_dwconv_padded, DepthwiseKxK.h), and the rest make a
+// pass per tap over that copy. Activations other than a clamp run over a task's planes together
+// once they are stored: applied plane by plane, a 7x7 plane's 49 outputs were three vectors and a
 // masked tail, and SiLU cost twice as much per output.
 //
 //===----------------------------------------------------------------------===//
@@ -60,6 +60,27 @@ public:
         else
           pad1(src, y + plane * HW, g.H, g.W, g.OH, g.OW, k, b, e);
       });
+      return;
+    }
+    if (choice_.depthwise == DepthwiseLoop::Pair3x3) {
+      // Planes two at a time (the next channel's, or the next image's
+      // first), the last one of an odd count alone.
+      const int64_t planes = g.N * g.C;
+      const float *k = w_.w.data<float>();
+      auto biasOf = [&](int64_t c) { return bias ? bias[c] : 0.f; };
+      runTasks(
+          y, 0,
+          [&](int64_t plane) {
+            int64_t c = plane % g.C, c2 = (plane + 1) % g.C;
+            const float *src = x + plane * g.H * g.W;
+            float *dst = y + plane * HW;
+            if (plane + 1 < planes)
+              uks.depthwisePair(src, dst, g.H, g.W, g.OH, g.OW, k + c * 9, k + c2 * 9, biasOf(c),
+                                biasOf(c2), e);
+            else
+              uks.depthwiseMasked[0](src, dst, g.H, g.W, g.OH, g.OW, 1, 1, k + c * 9, biasOf(c), e);
+          },
+          2);
       return;
     }
     if (choice_.depthwise == DepthwiseLoop::Slide5x5) {
@@ -115,22 +136,26 @@ private:
     return act_ == Act::None ||
            (choice_.depthwise != DepthwiseLoop::Generic && depthwiseClampIsWhole(act_));
   }
-  /// plane(p) for every plane, shared over at most maxThreads threads (0:
-  /// any) in tasks of whole planes, each task's outputs then through the
-  /// activation the loops' clamp leaves out. A task takes enough planes
-  /// for one long activation loop, while leaving every thread several.
-  template <class PlaneFn> void runTasks(float *y, int maxThreads, PlaneFn &&plane) const {
+  /// plane(p) for every `unit`-th plane p (each call does planes [p, p +
+  /// unit)), shared over at most maxThreads threads (0: any) in tasks of
+  /// whole units, each task's outputs then through the activation the
+  /// loops' clamp leaves out. A task takes enough planes for one long
+  /// activation loop, while leaving every thread several.
+  template <class PlaneFn>
+  void runTasks(float *y, int maxThreads, PlaneFn &&plane, int64_t unit = 1) const {
     const int64_t HW = g_.OH * g_.OW, planes = g_.N * g_.C;
     if (clampsOnly())
-      return parallelFor(planes, true, plane, maxThreads);
-    const int64_t per = std::max<int64_t>(
+      return parallelFor((planes + unit - 1) / unit, true, [&](int64_t u) { plane(u * unit); },
+                         maxThreads);
+    int64_t per = std::max<int64_t>(
         1, std::min(kActivateRun / std::max<int64_t>(1, HW), planes / (4 * int64_t(threads_))));
+    per = (per + unit - 1) / unit * unit;
     const uk::BiasActFn act = uk::microKernels().biasAct[int(act_)][0];
     const float zero = 0.f;
     parallelFor((planes + per - 1) / per, true,
                 [&](int64_t task) {
                   int64_t p0 = task * per, p1 = std::min(planes, p0 + per);
-                  for (int64_t p = p0; p < p1; ++p)
+                  for (int64_t p = p0; p < p1; p += unit)
                     plane(p);
                   act(y + p0 * HW, (p1 - p0) * HW, &zero, slope_);
                 },
