@@ -113,18 +113,25 @@ constexpr float kSentinel = 12345.f;
 
 } // namespace
 
-TEST_CASE("micro-kernels: f32_gemm_strip, every activation, tails of rows and columns") {
+TEST_CASE("micro-kernels: f32_gemm_strip, every activation, residuals, tails of rows and columns") {
   std::mt19937 rng(7);
   auto all = forms();
   const float slope = 0.125f;
   for (int64_t K : {1, 3, 17, 40})
     for (int64_t rows = 1; rows <= kStripRows; ++rows)
       for (int64_t cols : {1, 7, 8, 15, 16, 17, 31, 32, 33, 47, 63, 64})
-        for (bool withBias : {false, true}) {
+        for (int with : {0, 1, 2, 3}) {
+          // Bias (bit 0) and a residual laid out as C (bit 1), whose
+          // entries past the tile must not be read into it.
+          const bool withBias = with & 1, withResidual = with & 2;
           const int64_t ldc = cols + 5;
           auto a = random(rng, size_t(K * kStripRows));
           auto b = random(rng, size_t(K * kStripBlockLd));
           auto bias = random(rng, kStripRows);
+          auto d = random(rng, size_t(kStripRows * ldc), -2.f, 2.f);
+          for (int64_t r = 0; r < kStripRows; ++r)
+            for (int64_t j = cols; j < ldc; ++j)
+              d[size_t(r * ldc + j)] = NAN;
           for (int act = 0; act < kNumActs; ++act) {
             std::vector<double> ref(size_t(kStripRows * ldc), kSentinel);
             for (int64_t r = 0; r < rows; ++r)
@@ -132,17 +139,20 @@ TEST_CASE("micro-kernels: f32_gemm_strip, every activation, tails of rows and co
                 double s = withBias ? bias[r] : 0;
                 for (int64_t k = 0; k < K; ++k)
                   s += double(a[k * kStripRows + r]) * b[k * kStripBlockLd + j];
+                if (withResidual)
+                  s += d[size_t(r * ldc + j)];
                 ref[r * ldc + j] = refAct(Act(act), s, slope);
               }
             std::vector<float> scalar;
             for (const MicroKernels *t : all) {
               std::vector<float> c(ref.size(), kSentinel);
-              t->gemmStrip[act](a.data(), b.data(), kStripBlockLd, K, withBias ? bias.data() : nullptr,
-                                slope, c.data(), ldc, rows, cols);
+              t->gemmStrip[act](a.data(), b.data(), kStripBlockLd, K,
+                                withBias ? bias.data() : nullptr, slope, c.data(), ldc, rows, cols,
+                                withResidual ? d.data() : nullptr);
               std::string what = std::string(t->isa) + " f32_gemm_6x" +
                                  std::to_string(t->stripTileCols) + " act " + std::to_string(act) +
                                  " K " + std::to_string(K) + " rows " + std::to_string(rows) +
-                                 " cols " + std::to_string(cols);
+                                 " cols " + std::to_string(cols) + " with " + std::to_string(with);
               expectNear(c, ref, 1e-5, 1e-5, what);
               if (scalar.empty())
                 scalar = c;

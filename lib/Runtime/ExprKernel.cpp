@@ -238,6 +238,12 @@ public:
       sumWith_ = int(k.sumOf_->first == arg ? k.sumOf_->second : k.sumOf_->first);
   }
 
+  int addedOperand() const override {
+    if (sumWith_ < 0 || !k_.resultShaped_[size_t(sumWith_)])
+      return -1;
+    return sumWith_ - (unsigned(sumWith_) > arg_ ? 1 : 0);
+  }
+
   /// Programs whose stack and saved values fit scratch of this many blocks
   /// (on the caller's stack: 16 KiB).
   static constexpr unsigned kMaxBlocks = 8;

@@ -34,6 +34,10 @@ public:
   /// expression's other operands, in order.
   virtual void apply(float *y, int64_t begin, int64_t n, KernelInputs operands, Act act,
                      float slope) const = 0;
+  /// The index in `operands` of one the expression only adds to y, element
+  /// for element and laid out as y (a residual): a producer may add it in
+  /// registers before it stores, and apply nothing. -1 for any other.
+  virtual int addedOperand() const { return -1; }
 };
 
 /// `k`, an expression kernel, as an OutputExpression on its operand `arg`;

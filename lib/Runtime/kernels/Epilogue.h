@@ -34,6 +34,20 @@ struct BlockEpilogue {
   /// The activation a loop may apply itself as it stores a value: none
   /// when an expression comes between.
   Act storeAct() const { return expr ? Act::None : act; }
+  /// The operand the expression only adds to y (OutputExpression::
+  /// addedOperand), or null.
+  const float *addend() const {
+    int i = expr ? expr->addedOperand() : -1;
+    return i < 0 ? nullptr : operands[size_t(i)]->data<float>();
+  }
+  /// This epilogue for a loop that adds addend() itself: the activation
+  /// then comes after it, and no expression is left.
+  BlockEpilogue withoutAddend() const {
+    BlockEpilogue e = *this;
+    e.expr = nullptr;
+    e.operands = {};
+    return e;
+  }
 
   /// The whole epilogue on `rows` × `cols` values at `block` (a part of y,
   /// rows `ld` apart), a bias per row (or none); over the threads when

@@ -83,7 +83,8 @@ StripSchedules::StripSchedules(int64_t M, int64_t N, int maxThreads, int64_t fil
 
 void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlockFn fill, float *C,
                 int64_t ldc, const float *bias, Act act, float slope,
-                const StripSchedules *schedules, float *scratch, StripStoredFn stored) {
+                const StripSchedules *schedules, float *scratch, StripStoredFn stored,
+                const float *D) {
   const uk::GemmStripFn kernel = uk::microKernels().gemmStrip[int(act)];
   const int64_t blocks = (N + kStripBlockCols - 1) / kStripBlockCols;
   const int64_t strips = (M + kStripRows - 1) / kStripRows;
@@ -105,7 +106,7 @@ void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBloc
       for (int64_t s = s0; s < s1; ++s) {
         int64_t m0 = s * kStripRows, rows = std::min(kStripRows, M - m0);
         kernel(packedA + m0 * K, block, kStripBlockLd, K, bias ? bias + m0 : nullptr, slope,
-               C + m0 * ldc + n0, ldc, rows, cols);
+               C + m0 * ldc + n0, ldc, rows, cols, D ? D + m0 * ldc + n0 : nullptr);
       }
       if (stored)
         stored(s0 * kStripRows, std::min(M, s1 * kStripRows) - s0 * kStripRows, n0, cols);
@@ -128,7 +129,7 @@ void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBloc
 void gemmStrips(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb, int64_t N,
                 float *C, int64_t ldc, const float *bias, Act act, float slope,
                 const StripSchedules *schedules, float *scratch, StripStoredFn stored,
-                const float *rowScale) {
+                const float *rowScale, const float *D) {
   if (rowScale) {
     auto scaled = [&](int64_t n0, int64_t cols, float *block) {
       for (int64_t k = 0; k < K; ++k) {
@@ -139,14 +140,14 @@ void gemmStrips(const float *packedA, int64_t M, int64_t K, const float *B, int6
       }
     };
     return gemmStrips(packedA, M, K, N, scaled, C, ldc, bias, act, slope, schedules, scratch,
-                      stored);
+                      stored, D);
   }
   // Rows of at most 64 floats, copied by inline vector moves: through
   // memcpy, the calls cost 8 % of mobilenet_v2's time.
   auto copy = [&](int64_t n0, int64_t cols, float *block) {
     copyRows(block, kStripBlockLd, B + n0, ldb, K, cols);
   };
-  gemmStrips(packedA, M, K, N, copy, C, ldc, bias, act, slope, schedules, scratch, stored);
+  gemmStrips(packedA, M, K, N, copy, C, ldc, bias, act, slope, schedules, scratch, stored, D);
 }
 
 } // namespace kc::rt

@@ -90,22 +90,24 @@ inline size_t stripScratchFloats(int64_t K, int threads) {
 /// they are stored, on the thread that stored them.
 using StripStoredFn = llvm::function_ref<void(int64_t m0, int64_t rows, int64_t n0, int64_t cols)>;
 
-/// C[M×N] = act(A·B + bias) with A strip-packed, B produced block by block
-/// by `fill` (a copy of the input, or patches gathered for a convolution),
-/// C row-major (ldc), bias per row (or null). With `schedules` (of this M
+/// C[M×N] = act(A·B + bias + D) with A strip-packed, B produced block by
+/// block by `fill` (a copy of the input, or patches gathered for a
+/// convolution), C row-major (ldc), bias per row (or null), D laid out as
+/// C (a residual added in registers before the activation) or null. With `schedules` (of this M
 /// and N) the work is shared over at most schedules->maxThreads() OpenMP
 /// threads unless a region runs already; without, it runs on the calling
 /// thread. `scratch` (64-byte aligned) holds stripScratchFloats(K, threads).
 /// `stored`, if given, sees each block of C as it is done.
 void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBlockFn fill, float *C,
                 int64_t ldc, const float *bias, Act act, float slope,
-                const StripSchedules *schedules, float *scratch, StripStoredFn stored = {});
+                const StripSchedules *schedules, float *scratch, StripStoredFn stored = {},
+                const float *D = nullptr);
 
 /// The same with B row-major (leading dimension ldb), its row k scaled by
 /// rowScale[k] as it is copied (when given).
 void gemmStrips(const float *packedA, int64_t M, int64_t K, const float *B, int64_t ldb, int64_t N,
                 float *C, int64_t ldc, const float *bias, Act act, float slope,
                 const StripSchedules *schedules, float *scratch, StripStoredFn stored = {},
-                const float *rowScale = nullptr);
+                const float *rowScale = nullptr, const float *D = nullptr);
 
 } // namespace kc::rt

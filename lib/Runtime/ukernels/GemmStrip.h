@@ -16,12 +16,42 @@
 
 namespace kc::uk::KC_UK_ISA {
 
+/// acc[r][v] += the tile's values of D (rows × cols of them, ldd apart):
+/// where masks are fast through them, else whole vectors from full tiles
+/// and a copy of a partial one.
+template <class T, int R, int NV>
+KC_UK_INLINE void addTile(typename T::V (&acc)[R][NV], const float *d, int64_t ldd, int64_t rows,
+                          int64_t cols) {
+  constexpr int L = T::kLanes;
+  if constexpr (T::kFastMasks) {
+    unroll<R>([&](auto r) {
+      if (r < rows)
+        unroll<NV>([&](auto v) {
+          acc[r][v] =
+              T::add(acc[r][v], T::maskLoad(T::firstLanes(cols - v * L), d + r * ldd + v * L));
+        });
+    });
+  } else {
+    alignas(64) float t[NV * L];
+    for (int r = 0; r < R && r < rows; ++r) {
+      const float *row = d + r * ldd;
+      if (cols < NV * L) {
+        for (int j = 0; j < NV * L; ++j)
+          t[j] = j < cols ? row[j] : 0.f;
+        row = t;
+      }
+      for (int v = 0; v < NV; ++v)
+        acc[r][v] = T::add(acc[r][v], T::load(row + v * L));
+    }
+  }
+}
+
 /// One tile: 6 rows × NV vectors of columns (NV·kLanes, of which `cols`
 /// are stored).
 template <class T, Act A, int NV>
 KC_UK_INLINE void f32_gemm_strip_tile(const float *a, const float *b, int64_t ldb, int64_t K,
                                       const float *bias, float slope, float *c, int64_t ldc,
-                                      int64_t rows, int64_t cols) {
+                                      int64_t rows, int64_t cols, const float *d) {
   using V = typename T::V;
   constexpr int L = T::kLanes, R = int(kStripRows);
   V acc[R][NV];
@@ -38,6 +68,8 @@ KC_UK_INLINE void f32_gemm_strip_tile(const float *a, const float *b, int64_t ld
       unroll<NV>([&](auto v) { acc[r][v] = T::fma(ar, bv[v], acc[r][v]); });
     });
   }
+  if (d)
+    addTile<T, R, NV>(acc, d, ldc, rows, cols);
   if constexpr (T::kFastMasks) {
     unroll<R>([&](auto r) {
       if (r < rows)
@@ -69,14 +101,16 @@ KC_UK_INLINE void f32_gemm_strip_tile(const float *a, const float *b, int64_t ld
 /// the cost of 32).
 template <class T, Act A>
 void f32_gemm_strip(const float *a, const float *b, int64_t ldb, int64_t K, const float *bias,
-                    float slope, float *c, int64_t ldc, int64_t rows, int64_t cols) {
+                    float slope, float *c, int64_t ldc, int64_t rows, int64_t cols,
+                    const float *d) {
   constexpr int64_t L = T::kLanes, W = 2 * L;
   for (int64_t t0 = 0; t0 < cols; t0 += W) {
     int64_t n = minOf(W, cols - t0);
+    const float *dt = d ? d + t0 : nullptr;
     if (n > L)
-      f32_gemm_strip_tile<T, A, 2>(a, b + t0, ldb, K, bias, slope, c + t0, ldc, rows, n);
+      f32_gemm_strip_tile<T, A, 2>(a, b + t0, ldb, K, bias, slope, c + t0, ldc, rows, n, dt);
     else
-      f32_gemm_strip_tile<T, A, 1>(a, b + t0, ldb, K, bias, slope, c + t0, ldc, rows, n);
+      f32_gemm_strip_tile<T, A, 1>(a, b + t0, ldb, K, bias, slope, c + t0, ldc, rows, n, dt);
   }
 }
 

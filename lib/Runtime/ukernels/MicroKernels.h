@@ -71,14 +71,14 @@ struct DepthwiseClamp {
   float lo, hi;
 };
 
-/// C[rows × cols] = act(A · B + bias): one strip of A (K groups of 6
+/// C[rows × cols] = act(A · B + bias + D): one strip of A (K groups of 6
 /// floats, rows ≤ 6 of them used) times a block of B (K rows of cols ≤
 /// kStripBlockCols floats, ldb apart; rows start on cache lines), bias per
-/// row or null. Columns past `cols` may hold anything: they are computed
-/// and never stored.
+/// row or null, D laid out as C (a residual) or null. Columns past `cols`
+/// may hold anything: they are computed and never stored.
 using GemmStripFn = void (*)(const float *a, const float *b, int64_t ldb, int64_t K,
                              const float *bias, float slope, float *c, int64_t ldc, int64_t rows,
-                             int64_t cols);
+                             int64_t cols, const float *d);
 
 /// Rows [0, rows) of packed A at `a` (rows ≤ kPanelRows·panelsPerStep,
 /// panels kPanelRows·K floats apart) times columns [n0, n1) of B, into C

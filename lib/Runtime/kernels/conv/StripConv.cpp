@@ -40,8 +40,11 @@ public:
   }
 
   void runScaledConv(const float *x, const float *scale, float *y, float *blocks,
-                     const BlockEpilogue &ep) const override {
+                     const BlockEpilogue &whole) const override {
     const ConvGeometry &g = g_;
+    // A residual is added in the kernel's registers, in y's layout.
+    const float *residual = whole.addend();
+    const BlockEpilogue ep = residual ? whole.withoutAddend() : whole;
     const Tensor &packed =
         packed_.get([&](const Tensor &w) { return packConvWeights(w, w_.mapped, g, true); });
     const int64_t HW = g.outputs(), Cg = g.Cg(), OCg = g.OCg(), K = g.K();
@@ -50,6 +53,7 @@ public:
     forEachGroup(x, scale, y,
                  [&](const float *xg, const float *sg, float *yg, const float *bg, int64_t grp) {
                    const float *A = packed.data<float>() + grp * stripPackedSize(OCg, K);
+                   const float *dg = residual ? residual + (yg - y) : nullptr;
                    // The expression's blocks as the strips of each block of columns are
                    // stored, while they are in cache.
                    auto stored = [&](int64_t m0, int64_t rows, int64_t n0, int64_t cols) {
@@ -58,7 +62,7 @@ public:
                    StripStoredFn after = ep.expr ? StripStoredFn(stored) : StripStoredFn();
                    if (g.pointwise()) {
                      gemmStrips(A, OCg, K, xg, HW, HW, yg, HW, bg, ep.storeAct(), slope_,
-                                &schedules_, blocks, after, sg);
+                                &schedules_, blocks, after, sg, dg);
                      return;
                    }
                    const float *src = xg;
@@ -71,7 +75,7 @@ public:
                                    choice_.splitColumns);
                    };
                    gemmStrips(A, OCg, K, HW, patches, yg, HW, bg, ep.storeAct(), slope_,
-                              &schedules_, blocks, after);
+                              &schedules_, blocks, after, dg);
                  });
   }
 
