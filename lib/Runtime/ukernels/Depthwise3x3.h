@@ -326,10 +326,7 @@ void f32_dwconv3x3_pair(const float *src, float *dst, int64_t H, int64_t W, int6
   // The first plane's outputs lie in the lower half, the second's in the
   // upper: each half takes its plane's weight.
   auto halves = [](float lo, float hi) {
-    alignas(64) float t[L];
-    for (int l = 0; l < L; ++l)
-      t[l] = l < L / 2 ? lo : hi;
-    return T::load(t);
+    return T::template alignr<L / 2>(T::set1(hi), T::set1(lo));
   };
   struct Taps {
     V w[9];
