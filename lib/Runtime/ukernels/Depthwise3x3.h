@@ -86,9 +86,12 @@ constexpr int slidePhase(int S, int PW, int j) { return ((j - PW) % S + S) % S; 
 constexpr int slideShift(int S, int PW, int j) { return (j - PW - slidePhase(S, PW, j)) / S; }
 
 /// The rows dwSlide reads and the outputs it writes: one channel plane.
+/// kOneStep: every row lies in one step's vectors, and none is carried
+/// from step to step.
 template <class T> struct OnePlane {
   using V = typename T::V;
   using Row = const float *;
+  static constexpr bool kOneStep = false;
   const float *src;
   float *dst;
   int64_t H, W, OW;
@@ -115,6 +118,7 @@ template <class T> struct TwoPlanes {
   struct Row {
     const float *a, *b;
   };
+  static constexpr bool kOneStep = true;
   const float *src; ///< the first plane; the second follows it
   float *dst;       ///< the first output plane; the second follows it
   int64_t H, W, OH, OW;
@@ -163,8 +167,9 @@ void dwSlide(const Planes &planes, int64_t OH, int64_t PH, Weight weight, typena
   constexpr bool kTwoChains = R < 3;
   constexpr int kFirstShift = slideShift(S, PW, 0), kLastShift = slideShift(S, PW, K - 1);
   static_assert(kFirstShift > -L && kLastShift < L, "a tap beyond the steps either side");
-  constexpr bool needPrev = kFirstShift < 0;
-  constexpr bool needNext = kLastShift > 0;
+  // Vectors carried from step to step: none when a row is one step.
+  constexpr bool needPrev = kFirstShift < 0 && !Planes::kOneStep;
+  constexpr bool needNext = kLastShift > 0 && !Planes::kOneStep;
   // Output row oh0 + r reads input rows S·(oh0 + r) − PH + kh; a pass reads
   // rows S·oh0 − PH + i, i < kIn.
   constexpr int kIn = S * (R - 1) + K;
@@ -200,6 +205,8 @@ void dwSlide(const Planes &planes, int64_t OH, int64_t PH, Weight weight, typena
           phases(rows[i], t + 1, next);
         } else {
           phases(rows[i], t, here);
+          for (int q = 0; q < S; ++q)
+            next[q] = T::zero();
         }
         V tap[K];
         unroll<K>([&](auto j) {
