@@ -2180,6 +2180,28 @@ TEST_CASE("kernel: Winograd in bands of tile rows on large planes") {
   }
 }
 
+TEST_CASE("kernel: Winograd F(2x2, 3x3) on small planes of deep layers") {
+  // Planes of at most 256 outputs that F(4x4, 3x3) leaves, 64 channels or
+  // more: 7x7 (16 tiles, the last row and column of each half used),
+  // batch 2; no padding on 5x6 (3x4 outputs); 72 outputs (a partial
+  // panel); a fused activation, and a residual sum, on 2 threads.
+  auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
+  const EpilogueExpr residual{"  %0 = add(%c, %r) : $T\n  return %0", true, false,
+                              [](double c, double r) { return c + r; }};
+  for (int threads : {1, 2}) {
+    std::string on = " on " + std::to_string(threads) + " thread(s)";
+    std::mt19937 rng(2303);
+    ConvSpec square{2, 64, 7, 7, 64, 3, 1, 1, 1, 1, true};
+    ConvSpec unpadded{1, 80, 5, 6, 72, 3, 1, 0, 1, 1, false};
+    checkConv(square, rng, "3x3 64->64 on 7x7, batch 2 (F(2x2))" + on, 1e-4, 1e-4, threads);
+    checkConv(unpadded, rng, "3x3 80->72 on 5x6 unpadded (F(2x2))" + on, 1e-4, 1e-4, threads);
+    checkConvActivation(square, "nn.ReLU6", {}, relu6, rng, "F(2x2) -> ReLU6" + on, 1e-4, 1e-4,
+                        threads);
+    checkConvEpilogue(unpadded, residual, "", nullptr, true, rng, "F(2x2), + r" + on, threads, 1e-4,
+                      1e-4);
+  }
+}
+
 TEST_CASE("kernel: nn.LeakyReLU after nn.Conv2d, fused and not fused") {
   std::mt19937 rng(1819);
   checkConvActivation({1, 3, 5, 5, 4, 3, 1, 1, 1, 1, true}, "nn.LeakyReLU",

@@ -16,7 +16,8 @@
 // - Winograd F(4x4, 3x3) for 3x3 stride-1 ungrouped layers with at least
 //   16 input and 16 output channels and 64 outputs per plane, and, when
 //   the transformed filters pass 16 MiB, 16 tiles per plane or planes of
-//   whole tiles.
+//   whole tiles; F(2x2, 3x3) for the others with at least 64 channels in
+//   and out on planes of at most 256 outputs.
 // - Depthwise layers run a direct loop per channel plane (3x3: masked
 //   loads in place where masks are fast, 16 lanes or 8 for short rows;
 //   rows of at most 16 outputs at stride 1 and other kernels: blocks of
@@ -60,7 +61,7 @@ constexpr int64_t kMinWinogradChannels = 16, kMinWinogradOutputs = 16, kMinWinog
 /// exactly (every tile's 16 outputs used: inception_v3's 448->384 layers
 /// on 8x8, 24.8 MB of filters, 1.95-2.46 to 1.30-1.34 ms each at 1 thread;
 /// resnet18's 512-channel layers on 7x7, 49 of 64 outputs used, stay
-/// slower on Winograd, 22.0 against 22.1-22.4 ms). On 9x9 and 10x10 planes (9 tiles;
+/// slower on F(4x4, 3x3), 22.0 against 22.1-22.4 ms). On 9x9 and 10x10 planes (9 tiles;
 /// resnet18 at 288 and 320) its 512-channel layers (37.7 MB of filters)
 /// run faster on the panel kernel (1x3x288x288 at 1 thread 25.8 to 23.3 ms,
 /// medians of 5 interleaved rounds), and a model that meets those sizes
@@ -68,6 +69,13 @@ constexpr int64_t kMinWinogradChannels = 16, kMinWinogradOutputs = 16, kMinWinog
 /// them. Its 256-channel layers (9.4 MB) on 10x12 planes stay faster on
 /// Winograd (1x3x160x192: 10.4 ms against 10.5 at a 1 MiB bound).
 constexpr int64_t kWinogradCachedFilters = 16 << 20, kMinWinogradTilesStreamed = 16;
+
+/// The layers F(4x4, 3x3) leaves, planes of at most 256 outputs with 64
+/// channels in and out or more, take F(2x2, 3x3): 16 values a filter (1.8x
+/// the weight) against the panel kernel's 9 multiplies an output, 4 (lone
+/// layers at 1 thread, 512 channels on 7x7 2.15 -> 1.35 ms, on 4x4 0.69 ->
+/// 0.37, on 10x10 4.38 -> 2.10; 64 on 7x7 0.050 -> 0.039).
+constexpr int64_t kMinWinograd23Channels = 64, kMaxWinograd23Outputs = 256;
 
 /// Grouped layers with at most this many output channels a group, and sums
 /// of at most this many terms, run the direct loop (GroupedConv.cpp): it
@@ -182,6 +190,9 @@ ConvChoice chooseConv(const ConvGeometry &g, const ConvContext &ctx) {
       g.OC >= kMinWinogradOutputs && outputs >= kMinWinogradPlane &&
       (filtersInCache || tiles >= kMinWinogradTilesStreamed || wholeTiles)) {
     c.algo = ConvAlgo::Winograd;
+  } else if (ctx.winograd && g.is3x3() && g.SW == 1 && g.G == 1 && g.C >= kMinWinograd23Channels &&
+             g.OC >= kMinWinograd23Channels && outputs <= kMaxWinograd23Outputs) {
+    c.algo = ConvAlgo::Winograd23;
   } else if (g.depthwise()) {
     c.algo = ConvAlgo::Depthwise;
     c.depthwise = depthwiseLoop(g, ctx);
@@ -239,6 +250,8 @@ std::unique_ptr<OpKernel> makePlanarKernel(const ConvGeometry &g, ConvWeights w)
   ConvChoice c = chooseConv(g, ctx);
   switch (c.algo) {
   case ConvAlgo::Winograd: return makeWinogradConv(g, std::move(w));
+  case ConvAlgo::Winograd23:
+    return makeWinograd23Conv(g, std::move(w));
   case ConvAlgo::Grouped: return makeGroupedConv(g, std::move(w));
   case ConvAlgo::Depthwise: return makeDepthwiseConv(g, c, std::move(w));
   case ConvAlgo::PanelGemm: return makePanelConv(g, std::move(w));

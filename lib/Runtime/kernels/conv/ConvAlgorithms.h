@@ -24,6 +24,7 @@ enum class ConvAlgo {
   StripGemm,  ///< StripConv.cpp: the strip kernel, patches gathered per block
   PanelGemm,  ///< PanelConv.cpp: the panel kernel over packed weights
   Winograd,   ///< WinogradConv.cpp: F(4x4, 3x3)
+  Winograd23, ///< Winograd23Conv.cpp: F(2x2, 3x3), deep layers on small planes
   Grouped,    ///< GroupedConv.cpp: a direct loop per group, no patches
   Im2colBlas, ///< BlasConv.cpp: im2col + OpenBLAS
 };
@@ -81,6 +82,7 @@ std::unique_ptr<OpKernel> makeDepthwiseConv(const ConvGeometry &g, const ConvCho
 std::unique_ptr<OpKernel> makeStripConv(const ConvGeometry &g, const ConvChoice &c, ConvWeights w);
 std::unique_ptr<OpKernel> makePanelConv(const ConvGeometry &g, ConvWeights w);
 std::unique_ptr<OpKernel> makeWinogradConv(const ConvGeometry &g, ConvWeights w);
+std::unique_ptr<OpKernel> makeWinograd23Conv(const ConvGeometry &g, ConvWeights w);
 std::unique_ptr<OpKernel> makeGroupedConv(const ConvGeometry &g, ConvWeights w);
 std::unique_ptr<OpKernel> makeBlasConv(const ConvGeometry &g, const ConvChoice &c, ConvWeights w);
 std::unique_ptr<OpKernel> makeTransposedConv(const ConvGeometry &g, ConvWeights w);
