@@ -2181,10 +2181,9 @@ TEST_CASE("kernel: Winograd in bands of tile rows on large planes") {
 }
 
 TEST_CASE("kernel: Winograd F(2x2, 3x3) on small planes of deep layers") {
-  // Planes of at most 256 outputs that F(4x4, 3x3) leaves, 64 channels or
-  // more: 7x7 (16 tiles, the last row and column of each half used),
-  // batch 2; no padding on 5x6 (3x4 outputs); 72 outputs (a partial
-  // panel); a fused activation, and a residual sum, on 2 threads.
+  // Planes of at most 256 outputs that F(4x4, 3x3) leaves: 7x7 (16 tiles, the last row and column
+  // of each half used), batch 2; no padding on 5x6 (3x4 outputs); 72 outputs (a partial panel); a
+  // fused activation, and a residual sum, on 2 threads.
   auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
   const EpilogueExpr residual{"  %0 = add(%c, %r) : $T\n  return %0", true, false,
                               [](double c, double r) { return c + r; }};

@@ -16,8 +16,8 @@
 // - Winograd F(4x4, 3x3) for 3x3 stride-1 ungrouped layers with at least
 //   16 input and 16 output channels and 64 outputs per plane, and, when
 //   the transformed filters pass 16 MiB, 16 tiles per plane or planes of
-//   whole tiles; F(2x2, 3x3) for the others with at least 64 channels in
-//   and out on planes of at most 256 outputs.
+//   whole tiles; F(2x2, 3x3) for the others with as many channels on
+//   planes of at most 256 outputs.
 // - Depthwise layers run a direct loop per channel plane (3x3: masked
 //   loads in place where masks are fast, 16 lanes or 8 for short rows;
 //   rows of at most 16 outputs at stride 1 and other kernels: blocks of
@@ -70,12 +70,13 @@ constexpr int64_t kMinWinogradChannels = 16, kMinWinogradOutputs = 16, kMinWinog
 /// Winograd (1x3x160x192: 10.4 ms against 10.5 at a 1 MiB bound).
 constexpr int64_t kWinogradCachedFilters = 16 << 20, kMinWinogradTilesStreamed = 16;
 
-/// The layers F(4x4, 3x3) leaves, planes of at most 256 outputs with 64
-/// channels in and out or more, take F(2x2, 3x3): 16 values a filter (1.8x
-/// the weight) against the panel kernel's 9 multiplies an output, 4 (lone
-/// layers at 1 thread, 512 channels on 7x7 2.15 -> 1.35 ms, on 4x4 0.69 ->
-/// 0.37, on 10x10 4.38 -> 2.10; 64 on 7x7 0.050 -> 0.039).
-constexpr int64_t kMinWinograd23Channels = 64, kMaxWinograd23Outputs = 256;
+/// The layers F(4x4, 3x3) leaves on planes of at most 256 outputs, with as
+/// many channels, take F(2x2, 3x3): 16 values a filter (1.8x the weight),
+/// 4 multiplies an output against the panel kernel's 9 (lone layers at 1
+/// thread, 512 channels on 7x7 2.15 -> 1.35 ms, on 4x4 0.69 -> 0.37, on
+/// 10x10 4.38 -> 2.10; 128 -> 32 on 7x7 0.067 -> 0.044, 32 -> 32 0.018 ->
+/// 0.015).
+constexpr int64_t kMaxWinograd23Outputs = 256;
 
 /// Grouped layers with at most this many output channels a group, and sums
 /// of at most this many terms, run the direct loop (GroupedConv.cpp): it
@@ -190,8 +191,8 @@ ConvChoice chooseConv(const ConvGeometry &g, const ConvContext &ctx) {
       g.OC >= kMinWinogradOutputs && outputs >= kMinWinogradPlane &&
       (filtersInCache || tiles >= kMinWinogradTilesStreamed || wholeTiles)) {
     c.algo = ConvAlgo::Winograd;
-  } else if (ctx.winograd && g.is3x3() && g.SW == 1 && g.G == 1 && g.C >= kMinWinograd23Channels &&
-             g.OC >= kMinWinograd23Channels && outputs <= kMaxWinograd23Outputs) {
+  } else if (ctx.winograd && g.is3x3() && g.SW == 1 && g.G == 1 && g.C >= kMinWinogradChannels &&
+             g.OC >= kMinWinogradOutputs && outputs <= kMaxWinograd23Outputs) {
     c.algo = ConvAlgo::Winograd23;
   } else if (g.depthwise()) {
     c.algo = ConvAlgo::Depthwise;
