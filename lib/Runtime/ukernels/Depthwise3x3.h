@@ -109,10 +109,11 @@ template <class T> struct OnePlane {
   }
 };
 
-/// Two planes of at most kPairMaxWidth columns side by side in one vector
-/// at stride 1: the first in lanes [0, W), the second in [L − W, L), and
-/// at least two zero lanes between them, which are each one's padding. A
-/// 7x7 plane alone left 9 of 16 lanes (or 1 of 8) idle.
+/// Two planes side by side in one vector, for a layer whose outputs are
+/// its inputs' size (OW = W): the first in lanes [0, W), the second in
+/// [L − W, L), and between them at least as many zero lanes as the
+/// padding, which serve as each one's. A 7x7 plane alone left 9 of 16
+/// lanes (or 1 of 8) idle.
 template <class T> struct TwoPlanes {
   using V = typename T::V;
   struct Row {
