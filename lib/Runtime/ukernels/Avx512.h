@@ -11,10 +11,12 @@
 
 #include <immintrin.h>
 
-// GCC 12's AVX-512 min, max and conversion intrinsics start from
-// _mm512_undefined_*, which -Wmaybe-uninitialized reports once inlined
-// (GCC bug 105593, fixed in GCC 13).
+// GCC 12's AVX-512 min, max, alignr and conversion intrinsics start from
+// _mm512_undefined_*, which -Wmaybe-uninitialized (and, for an alignr of
+// two constants, -Wuninitialized) reports once inlined (GCC bug 105593,
+// fixed in GCC 13).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace kc::uk::KC_UK_ISA {
 

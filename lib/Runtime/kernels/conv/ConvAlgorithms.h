@@ -87,6 +87,16 @@ std::unique_ptr<OpKernel> makeGroupedConv(const ConvGeometry &g, ConvWeights w);
 std::unique_ptr<OpKernel> makeBlasConv(const ConvGeometry &g, const ConvChoice &c, ConvWeights w);
 std::unique_ptr<OpKernel> makeTransposedConv(const ConvGeometry &g, ConvWeights w);
 
+/// WinogradFilters.cpp: U_p = (G g Gᵀ)[p] for the T × T tile positions p
+/// of a Winograd F(T − 2, 3) with filter transform G (T × 3, row-major, T
+/// at most 6), g over the (OC, C, 3, 3) weight: a (T², uSize) tensor, each
+/// position's OC × C matrix packed for gemmPanels (uSize = packedSize(OC,
+/// C)). In parallel, one panel of output channels by 16 input channels at
+/// a time, so every write is a run of 256 floats (single floats T² planes
+/// apart hit one cache set when OC·C is a power of two).
+Tensor winogradFilters(const float *weight, int64_t OC, int64_t C, const float *G, int T,
+                       size_t uSize);
+
 /// ChooseConv.cpp: the planar kernel chooseConv picks for `g`.
 std::unique_ptr<OpKernel> makePlanarKernel(const ConvGeometry &g, ConvWeights w);
 

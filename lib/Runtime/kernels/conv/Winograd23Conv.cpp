@@ -70,37 +70,9 @@ private:
   int64_t vStride() const { return g_.C * TH_ * TW_ + 16; }
   int64_t mStride() const { return g_.OC * TH_ * TW_ + 16; }
 
-  /// U_p = (G g Gᵀ)[p], each an OC × C matrix packed for gemmPanels, one
-  /// panel of output channels by 16 input channels at a time, so every
-  /// write is a run of 256 floats (single floats 16 planes apart hit one
-  /// cache set when OC·C is a power of two).
+  /// U_p = (G g Gᵀ)[p] for the 16 tile positions (winogradFilters).
   Tensor transformFilters(const Tensor &weights) const {
-    const int64_t OC = g_.OC, C = g_.C;
-    const float *weight = weights.data<float>();
-    Tensor transformed = Tensor::empty(DType::F32, {kPositions, int64_t(uSize_)});
-    float *U = transformed.data<float>();
-    const int64_t panels = (OC + kPanelRows - 1) / kPanelRows, icBlocks = (C + 15) / 16;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t pb = 0; pb < panels; ++pb)
-      for (int64_t ib = 0; ib < icBlocks; ++ib) {
-        float block[kPositions][16][kPanelRows] = {}; // [p][ic in block][oc in panel]
-        for (int64_t r = 0; r < kPanelRows && pb * kPanelRows + r < OC; ++r)
-          for (int64_t i = 0; i < 16 && ib * 16 + i < C; ++i) {
-            const float *g = weight + ((pb * kPanelRows + r) * C + ib * 16 + i) * 9;
-            float t[4][3];
-            for (int a = 0; a < 4; ++a)
-              for (int b = 0; b < 3; ++b)
-                t[a][b] = kG[a][0] * g[b] + kG[a][1] * g[3 + b] + kG[a][2] * g[6 + b];
-            for (int a = 0; a < 4; ++a)
-              for (int b = 0; b < 4; ++b)
-                block[a * 4 + b][i][r] =
-                    t[a][0] * kG[b][0] + t[a][1] * kG[b][1] + t[a][2] * kG[b][2];
-          }
-        int64_t n = std::min<int64_t>(16, C - ib * 16);
-        for (int p = 0; p < kPositions; ++p)
-          std::memcpy(U + p * uSize_ + packedIndex(pb * kPanelRows, ib * 16, C), block[p],
-                      sizeof(float) * kPanelRows * n);
-      }
+    Tensor transformed = winogradFilters(weights.data<float>(), g_.OC, g_.C, &kG[0][0], 4, uSize_);
     if (w_.mapped)
       w_.mapped->releasePages();
     return transformed;

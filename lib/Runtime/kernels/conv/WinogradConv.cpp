@@ -102,40 +102,11 @@ public:
   }
 
 private:
-  /// U_p = (G g Gᵀ)[p] for p over the 36 tile positions, each an OC × C
-  /// matrix packed for gemmPanels. Done on the first run rather than at load
-  /// (resnet18's filters take ~18 ms and 37.6 MB of fresh pages), in
-  /// parallel, one 16 × 16 block of (output, input) channels at a time, so
-  /// every write is a contiguous run of 256 floats (writing single floats
-  /// 36 planes apart hit one cache set when OC·C is a power of two).
+  /// U_p = (G g Gᵀ)[p] for p over the 36 tile positions (winogradFilters).
+  /// Done on the first run rather than at load (resnet18's filters take ~18
+  /// ms and 37.6 MB of fresh pages).
   Tensor transformFilters(const Tensor &weights) const {
-    int64_t OC = OC_, C = C_;
-    const float *weight = weights.data<float>();
-    Tensor transformed = Tensor::empty(DType::F32, {36, int64_t(uSize_)});
-    float *U = transformed.data<float>();
-    int64_t panels = (OC + kPanelRows - 1) / kPanelRows, icBlocks = (C + 15) / 16;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t pb = 0; pb < panels; ++pb)
-      for (int64_t ib = 0; ib < icBlocks; ++ib) {
-        float block[36][16][kPanelRows] = {}; // [p][ic in block][oc in panel]
-        for (int64_t r = 0; r < kPanelRows && pb * kPanelRows + r < OC; ++r)
-          for (int64_t i = 0; i < 16 && ib * 16 + i < C; ++i) {
-            const float *g = weight + ((pb * kPanelRows + r) * C + ib * 16 + i) * 9;
-            float tmp[6][3];
-            for (int a = 0; a < 6; ++a)
-              for (int b = 0; b < 3; ++b)
-                tmp[a][b] =
-                    kG[a][0] * g[0 * 3 + b] + kG[a][1] * g[1 * 3 + b] + kG[a][2] * g[2 * 3 + b];
-            for (int a = 0; a < 6; ++a)
-              for (int b = 0; b < 6; ++b)
-                block[a * 6 + b][i][r] =
-                    tmp[a][0] * kG[b][0] + tmp[a][1] * kG[b][1] + tmp[a][2] * kG[b][2];
-          }
-        int64_t n = std::min<int64_t>(16, C - ib * 16);
-        for (int p = 0; p < 36; ++p)
-          std::memcpy(U + p * uSize_ + packedIndex(pb * kPanelRows, ib * 16, C), block[p],
-                      sizeof(float) * kPanelRows * n);
-      }
+    Tensor transformed = winogradFilters(weights.data<float>(), OC_, C_, &kG[0][0], 6, uSize_);
     if (mapped_)
       mapped_->releasePages();
     return transformed;
