@@ -79,6 +79,14 @@ template <class T> KC_UK_INLINE typename T::V rowColumns(const float *row, int64
   return T::maskLoad(T::firstLanes(W - c0), row + c0);
 }
 
+/// A 3x3 kernel's nine weight vectors for dwSlide, held by value: through
+/// a pointer, every store might change them, and each would be loaded
+/// again.
+template <class T> struct RegisterTaps {
+  typename T::V w[9];
+  KC_UK_INLINE typename T::V operator()(int i) const { return w[i]; }
+};
+
 /// Tap j of the sliding loop reads column S·ow + j − PW: phase (j − PW)
 /// mod S of its step, shifted by floor((j − PW) / S) lanes into the step
 /// before (< 0) or after (> 0).
@@ -252,19 +260,13 @@ void f32_dwconv3x3_masked(const float *src, float *dst, int64_t H, int64_t W, in
   using V = typename T::V;
   using Mask = typename T::Mask;
   constexpr int L = T::kLanes;
-  V w[9];
-  setTaps<T>(w, k);
+  RegisterTaps<T> weight;
+  const V *w = weight.w;
+  setTaps<T>(weight.w, k);
   const V vb = T::set1(b), vlo = T::set1(e.lo), vhi = T::set1(e.hi);
   // Rows a pass: the most before registers run out at stride 1; stride 2
   // gains nothing past two (docs/performance.md).
   constexpr int R = S == 1 ? 4 : 2;
-  // The weights by value: through a pointer, every store might change them.
-  struct Taps {
-    V w[9];
-    KC_UK_INLINE V operator()(int i) const { return w[i]; }
-  } weight;
-  for (int i = 0; i < 9; ++i)
-    weight.w[i] = w[i];
   const OnePlane<T> plane{src, dst, H, W, OW};
   if (PW == 1)
     return dwSlide<T, S, 3, 1, R>(plane, OH, PH, weight, vb, vlo, vhi);
@@ -329,17 +331,13 @@ template <class T>
 void f32_dwconv3x3_pair(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int64_t OW,
                         const float *k, const float *k2, float b, float b2,
                         const DepthwiseClamp &e) {
-  using V = typename T::V;
   constexpr int L = T::kLanes;
   // The first plane's outputs lie in the lower half, the second's in the
   // upper: each half takes its plane's weight.
   auto halves = [](float lo, float hi) {
     return T::template alignr<L / 2>(T::set1(hi), T::set1(lo));
   };
-  struct Taps {
-    V w[9];
-    KC_UK_INLINE V operator()(int i) const { return w[i]; }
-  } weight;
+  RegisterTaps<T> weight;
   for (int i = 0; i < 9; ++i)
     weight.w[i] = halves(k[i], k2[i]);
   dwSlide<T, 1, 3, 1, 7>(TwoPlanes<T>{src, dst, H, W, OH, OW}, OH, 1, weight, halves(b, b2),
