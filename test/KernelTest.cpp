@@ -2683,8 +2683,9 @@ TEST_CASE("kernel: grouped nn.Conv2d on the direct loop, every stride, tails and
   // Groups of at most 32 output channels run GroupedConv.cpp: input planes
   // padded (and split into phases at a stride above 1), outputs flattened
   // over the padded width. The shapes put a tile of 4 outputs partly past
-  // a group's end (OCg 6, 10), odd sizes at strides 2 and 3, dilation,
-  // no padding, batches, and regnet's and resnext's groups.
+  // a group's end (OCg 6, 10), odd and even sizes at strides 2 and 3 with
+  // padding 0 to 2, dilation, batches, a last block of 1 to 3 vectors
+  // (16 lanes), and regnet's and resnext's groups.
   std::mt19937 rng(2718);
   auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
   auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
@@ -2698,6 +2699,10 @@ TEST_CASE("kernel: grouped nn.Conv2d on the direct loop, every stride, tails and
         {{1, 32, 7, 7, 40, 3, 2, 0, 1, 4, true}, "stride 2, no padding"},
         {{1, 12, 17, 19, 18, 5, 3, 2, 1, 3, true}, "5x5 stride 3, OCg 6"},
         {{2, 8, 9, 10, 12, 4, 2, 1, 2, 2, true}, "4x4 stride 2 dilation 2"},
+        {{1, 32, 11, 11, 32, 3, 1, 1, 1, 2, true}, "11x11, a last block of one vector"},
+        {{1, 32, 12, 12, 32, 3, 1, 1, 1, 2, false}, "12x12, a last block of three vectors"},
+        {{1, 16, 12, 11, 16, 5, 2, 2, 1, 2, true}, "5x5 stride 2, padding 2, odd width"},
+        {{1, 16, 8, 8, 16, 3, 2, 0, 1, 2, true}, "stride 2, no padding, even width"},
     };
     for (const auto &[spec, what] : specs)
       checkConv(spec, rng, what + on, kAtol, kRtol, threads);

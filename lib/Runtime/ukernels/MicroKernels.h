@@ -130,7 +130,7 @@ using DepthwiseKxKFn = void (*)(const float *pad, int64_t PWt, float *dst, int64
 /// in tiles of as many).
 constexpr int64_t kGroupedOutputs = 4;
 /// Output channels [0, outputs) of one group of a grouped layer, each a row
-/// of `ldo` positions (a multiple of groupedBlock): out[o·ldo + q] =
+/// of `ldo` positions (a multiple of the vector's lanes): out[o·ldo + q] =
 /// Σ_t k[t][o] · in[offsets[t] + q] over the `taps` taps, the weights
 /// packed [outputs/kGroupedOutputs][taps][kGroupedOutputs]. Reads reach
 /// ldo − 1 past the largest offset.

@@ -25,10 +25,7 @@ void splitColumns(const float *in, float *out, int64_t rows, int64_t W, bool par
   parallelFor(rows, parallel && rows * W > 65536, [&](int64_t r) {
     const float *s = in + r * W;
     float *e = out + r * W, *o = e + We;
-    for (int64_t i = 0; i < W / 2; ++i) {
-      e[i] = s[2 * i];
-      o[i] = s[2 * i + 1];
-    }
+    splitPairs(s, e, o, W / 2);
     if (W % 2)
       e[We - 1] = s[W - 1];
   });
