@@ -812,8 +812,9 @@ std::vector<double> adaptiveRef(const Dims &in, const std::vector<float> &x, int
 /// Window pooling reference with PyTorch's rules (aten AvgPool2d/MaxPool2d):
 /// window start = o*s - p; for averages the end is min(start + k, in + p), the
 /// pool size counts padding (count_include_pad) or only the input elements.
-std::vector<double> poolRef(const Dims &in, const std::vector<float> &x, const Dims &out,
-                            int64_t k, int64_t s, int64_t p, bool isMax, bool includePad) {
+/// Max windows take every d-th row and column (dilation d).
+std::vector<double> poolRef(const Dims &in, const std::vector<float> &x, const Dims &out, int64_t k,
+                            int64_t s, int64_t p, bool isMax, bool includePad, int64_t d = 1) {
   int64_t P = in[0] * in[1], H = in[2], W = in[3], OH = out[2], OW = out[3];
   std::vector<double> r;
   for (int64_t q = 0; q < P; ++q)
@@ -822,8 +823,8 @@ std::vector<double> poolRef(const Dims &in, const std::vector<float> &x, const D
         int64_t hs = oh * s - p, ws = ow * s - p;
         if (isMax) {
           double m = -std::numeric_limits<double>::infinity();
-          for (int64_t h = hs; h < hs + k; ++h)
-            for (int64_t w = ws; w < ws + k; ++w)
+          for (int64_t h = hs; h < hs + k * d; h += d)
+            for (int64_t w = ws; w < ws + k * d; w += d)
               if (h >= 0 && h < H && w >= 0 && w < W)
                 m = std::max(m, double(x[size_t((q * H + h) * W + w)]));
           r.push_back(m);
@@ -978,6 +979,38 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
         bool inWindow = (oh == 1 || oh == 2) && (ow == 15 || ow == 16);
         CHECK_MESSAGE(std::isnan(y[oh * 19 + ow]) == inWindow, "oh " << oh << " ow " << ow);
       }
+  }
+  SUBCASE("stride 2 a plane at a time and a row at a time, dilation, both averages") {
+    // Rows of at most 16 pool a plane at a time (W = 14 here, and the
+    // small planes above), wider ones a row at a time (W = 28, 70, 71, and
+    // 37 above); H odd and even, ceil_mode windows.
+    for (int64_t W : {14, 28, 70, 71}) {
+      CAPTURE(W);
+      int64_t H = W == 28 ? 28 : 11;
+      Dims in{1, 5, H, W};
+      auto x = uniform(rng, count(in));
+      auto outOf = [](int64_t n, int64_t k, int64_t p) { return (n + 2 * p - k + 1) / 2 + 1; };
+      Dims out2{1, 5, outOf(H, 2, 0), outOf(W, 2, 0)};
+      checkMaxPool(in, x, out2, 2, 2, 0, "max 2x2 s2 ceil", true);
+      Dims out3{1, 5, outOf(H, 3, 1), outOf(W, 3, 1)};
+      for (bool include : {true, false}) {
+        CAPTURE(include);
+        auto got = runOneOp(in, x,
+                            std::string("nn.AvgPool2d(%x) {ceil_mode=true, count_include_pad=") +
+                                (include ? "true" : "false") +
+                                ", kernel_size=[3,3], padding=[1,1], stride=[2,2]}",
+                            out3);
+        expectClose(got, out3, poolRef(in, x, out3, 3, 2, 1, false, include), "avg 3x3 s2");
+      }
+    }
+    // Dilation 2 at stride 2: windows at columns 2·ow − 1 + 2·kw.
+    Dims in{1, 3, 12, 13}, out{1, 3, 5, 6};
+    auto x = uniform(rng, count(in));
+    auto got = runOneOp(in, x,
+                        "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[2,2], kernel_size=[3,3], "
+                        "padding=[1,1], return_indices=false, stride=[2,2]}",
+                        out);
+    expectClose(got, out, poolRef(in, x, out, 3, 2, 1, true, false, 2), "max dilated s2");
   }
   SUBCASE("MaxPool2d propagates NaN like PyTorch") {
     Dims in{1, 1, 4, 4}, out{1, 1, 2, 2};

@@ -28,11 +28,14 @@ struct PoolGeometry {
 /// (average), averages divided by their window's count on the way. NaN
 /// propagates as in PyTorch.
 ///
-/// - At stride 1, a plane at a time, flattened over its padded width so
-///   that each pass is one long contiguous run whatever the plane's size
-///   (rows of 7 or 14 leave a vector loop mostly empty): the plane copied
-///   into the buffer, its window rows combined, then its window columns,
-///   then each output row copied out.
+/// - At stride 1, and at stride 2 on rows of at most kPlanarMaxWidth, a
+///   plane at a time, flattened over its padded width so that each pass is
+///   one long contiguous run whatever the plane's size (rows of 7 or 14
+///   leave a vector loop mostly empty): the plane copied into the buffer,
+///   its window rows combined, then its window columns, then each output
+///   row copied out. At stride s, output (oh, ow) is column-pass value
+///   oh·PWt + ow, the window at s·(oh·PWt + ow) of the combined rows: one
+///   stride-s pass, of which the values between output rows are dropped.
 /// - Otherwise an output row at a time: the window's input rows combined
 ///   into one row laid in the buffer, then its window columns. Rows of all
 ///   planes are shared over the threads, so one large plane is too.
@@ -64,29 +67,48 @@ public:
   }
 
 private:
-  bool planar() const { return g_.SH == 1 && g_.SW == 1; }
-  int64_t paddedW() const { return std::max(g_.W + g_.PW, g_.OW + (g_.KW - 1) * g_.DW); }
-  int64_t paddedH() const { return std::max(g_.H + g_.PH, g_.OH + (g_.KH - 1) * g_.DH); }
-  /// The padded plane and a row of border after it, the combined rows (a
+  /// Rows of at most this many floats pool a plane at a time at stride 2.
+  /// A row at a time costs ~100 cycles a row beyond the pooling, more than
+  /// the pooling on rows of 7 outputs; a plane at a time combines every
+  /// padded row and drops half the column pass, which rows of 28 and up
+  /// lose again (docs/performance.md).
+  static constexpr int64_t kPlanarMaxWidth = 16;
+
+  /// The stride of a plane-at-a-time pool, 0 where rows are pooled.
+  int64_t planarStride() const {
+    const PoolGeometry &g = g_;
+    if (g.SH == 1 && g.SW == 1)
+      return 1;
+    return g.SH == 2 && g.SW == 2 && g.W <= kPlanarMaxWidth ? 2 : 0;
+  }
+  bool planar() const { return planarStride() > 0; }
+  /// Padded sizes: the input and its padding before, and every window.
+  int64_t paddedW() const {
+    return std::max(g_.W + g_.PW, (g_.OW - 1) * g_.SW + (g_.KW - 1) * g_.DW + 1);
+  }
+  int64_t paddedH() const {
+    return std::max(g_.H + g_.PH, (g_.OH - 1) * g_.SH + (g_.KH - 1) * g_.DH + 1);
+  }
+  /// The padded plane and s rows of border after it, the combined rows (a
   /// row longer: the column pass reads past the last), the combined
   /// columns, and the micro-kernel's reach past each.
   int64_t planeFloats() const {
-    const int64_t PWt = paddedW();
-    return (paddedH() + 1) * PWt + 2 * (g_.OH + 1) * PWt + 3 * uk::kPoolRowReach;
+    const int64_t PWt = paddedW(), s = planarStride(), Q = g_.OH * PWt;
+    return (paddedH() + s) * PWt + (s * Q + PWt) + Q + 3 * uk::kPoolRowReach;
   }
 
   /// Inside the team: the planes shared out, each through buffer t.
   void runPlanes(const float *x, float *y, float *t) const {
     const PoolGeometry &g = g_;
     const uk::PoolRowFn pass = uk::microKernels().poolRow[max_];
-    const int64_t PWt = paddedW(), Q = g.OH * PWt;
-    float *rows = t + (paddedH() + 1) * PWt + uk::kPoolRowReach;
-    float *cols = rows + Q + PWt + uk::kPoolRowReach;
+    const int64_t PWt = paddedW(), Q = g.OH * PWt, s = planarStride();
+    float *rows = t + (paddedH() + s) * PWt + uk::kPoolRowReach;
+    float *cols = rows + s * Q + PWt + uk::kPoolRowReach;
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < g.planes; ++p) {
       copyRows(t + g.PH * PWt + g.PW, PWt, x + p * g.H * g.W, g.W, g.H, g.W);
-      pass(t, rows, {Q + PWt, 1, g.KH, PWt * g.DH});
-      pass(rows, cols, {Q, 1, g.KW, g.DW});
+      pass(t, rows, {s * Q + PWt, 1, g.KH, PWt * g.DH});
+      pass(rows, cols, {Q, s, g.KW, g.DW});
       float *plane = y + p * g.OH * g.OW;
       if (max_)
         copyRows(plane, g.OW, cols, PWt, g.OH, g.OW);
