@@ -16,7 +16,8 @@
 // output:
 //   - an activation (OpDef::activation) after an op that applies one in its
 //     epilogue (OpFlags::FusesActivation: convolutions, nn.Linear,
-//     torch.matmul) or after an expression with an f32 result;
+//     torch.matmul, batch normalization) or after an expression with an
+//     f32 result;
 //   - an expression with an f32 result of the same type as that op's
 //     output, after the op and before its activation: a residual sum, a
 //     bias added to a product (then `conv → add → relu` is one group);
@@ -332,7 +333,8 @@ public:
   llvm::StringRef name() const override { return "fuse-ops"; }
   llvm::StringRef description() const override {
     return "Group each convolution, linear layer or matrix product with the elementwise "
-           "expression and the activation after it, each float expression with its activation, "
+           "expression and the activation after it, each batch normalization and each float "
+           "expression with its activation, "
            "and a pointwise convolution with the depthwise one it feeds and the per-channel "
            "scale that feeds it, into fused functions";
   }

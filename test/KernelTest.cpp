@@ -1905,6 +1905,67 @@ void checkScaledConv(const ConvSpec &s, bool perImage, bool takes, std::mt19937 
 }
 } // namespace
 
+TEST_CASE("kernel: nn.BatchNorm2d takes the activation after it") {
+  // densenet's BatchNorm -> ReLU before each convolution: one step, the
+  // activation applied to each plane as it is normalized, against the two
+  // calls run apart and a reference in double. Planes of 7x9 (a tail on
+  // any vector width), batch 2, 1 and 2 threads.
+  std::mt19937 rng(4242);
+  const int64_t N = 2, C = 6, H = 7, W = 9;
+  const Dims in{N, C, H, W};
+  std::vector<float> mean = uniform(rng, C), var = uniform(rng, C), gamma = uniform(rng, C),
+                     beta = uniform(rng, C);
+  for (float &v : var)
+    v = std::abs(v) + 0.1f;
+  const double eps = 1e-5;
+  auto relu6 = [](double v) { return std::min(std::max(v, 0.0), 6.0); };
+  auto hardswish = [](double v) { return v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; };
+  const std::pair<const char *, std::function<double(double)>> acts[] = {
+      {"nn.ReLU", [](double v) { return std::max(v, 0.0); }},
+      {"nn.ReLU6", relu6},
+      {"nn.Hardswish", hardswish}};
+  test::ScopedThreadCount restore;
+  for (const auto &[act, refAct] : acts)
+    for (int threads : {1, 2}) {
+      CAPTURE(act);
+      CAPTURE(threads);
+      // Values spread over [-8, 8], so ReLU6 and Hardswish clip both ways.
+      auto x = uniform(rng, count(in));
+      for (float &v : x)
+        v *= 8.f;
+      ModulePtr bn = weightedOp(
+          "nn.BatchNorm2d", in,
+          {{"num_features", i64(C)}, {"eps", AttrValue::real(eps)}, {"affine", flag(true)}},
+          {{"running_mean", {C}, mean},
+           {"running_var", {C}, var},
+           {"weight", {C}, gamma},
+           {"bias", {C}, beta}},
+          in);
+      Call c0(llvm::cast<CallNode>(bn->main()->body().get()));
+      Call a = call(act, {Expr(c0)}, {});
+      a->setType(tensorType(DType::F32, in));
+      auto m = std::make_shared<Module>();
+      m->add(make<const FunctionNode>("main", bn->main()->params(), Expr(a),
+                                      tensorType(DType::F32, in), false));
+      inferOrFail(*m);
+      test::fuseOps(*m);
+      std::vector<double> ref;
+      for (int64_t i = 0; i < N * C * H * W; ++i) {
+        int64_t c = i / (H * W) % C;
+        double y =
+            (x[size_t(i)] - mean[size_t(c)]) / std::sqrt(var[size_t(c)] + eps) * gamma[size_t(c)] +
+            beta[size_t(c)];
+        ref.push_back(refAct(y));
+      }
+      for (bool fuse : {true, false}) {
+        auto cm = compileSteps(*m, fuse, threads, fuse ? 1u : 2u);
+        auto outs = cm->run({tensorOf(in, x)});
+        REQUIRE_MESSAGE(bool(outs), (outs ? "" : llvm::toString(outs.takeError())));
+        expectClose((*outs)[0], in, ref, fuse ? "fused" : "separate", kAtol, kRtol);
+      }
+    }
+}
+
 TEST_CASE("kernel: a 1x1 convolution scales its input per channel as it reads it") {
   // The gate of a squeeze-and-excitation block multiplied into the 1x1
   // projection after it: the strip kernel scales each row of a block of

@@ -54,7 +54,8 @@ enum class OpFlags : uint32_t {
   /// a producer with a channel axis).
   BatchNorm = 1u << 7,
   /// Takes the activation after it into its epilogue (convolutions,
-  /// nn.Linear): fuse-ops groups the two into one fused function.
+  /// nn.Linear, batch normalization): fuse-ops groups the two into one
+  /// fused function.
   FusesActivation = 1u << 8,
   /// The result is the input's elements in order, in another shape
   /// (Tensor.reshape, torch.flatten, torch.squeeze, torch.unsqueeze): a

@@ -123,6 +123,7 @@ KC_REGISTER_OP(flinear_, "F.linear")
       .flags(kPure | OpFlags::Variadic)                                                            \
       .typeRule(sameAsInput)
 KC_FNORM(fbatchnorm_, "F.batch_norm", "batch normalization by the running_mean/var operands")
+    .flags(OpFlags::FusesActivation)
     .input("running_mean")
     .input("running_var")
     .input("weight")

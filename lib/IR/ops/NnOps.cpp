@@ -404,7 +404,7 @@ KC_REGISTER_OP(linear_, "nn.Linear")
 // Normalization.
 #define KC_BN(ID, NAME)                                                                            \
   KC_REGISTER_OP(ID, NAME)                                                                         \
-      .describe("batch normalization with running statistics")                                    \
+      .describe("batch normalization with running statistics")                                     \
       .input("input")                                                                              \
       .weight("running_mean")                                                                      \
       .weight("running_var")                                                                       \
@@ -413,7 +413,7 @@ KC_REGISTER_OP(linear_, "nn.Linear")
       .attr("num_features", AttrValue::integer(0))                                                 \
       .attr("eps", AttrValue::real(1e-5))                                                          \
       .attr("affine", AttrValue::boolean(true))                                                    \
-      .flags(OpFlags::Pure)                                                                        \
+      .flags(OpFlags::Pure | OpFlags::FusesActivation)                                             \
       .typeRule(sameAsInput)
 KC_BN(bn1d_, "nn.BatchNorm1d").flags(OpFlags::BatchNorm);
 KC_BN(bn2d_, "nn.BatchNorm2d").flags(OpFlags::BatchNorm);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../ukernels/MicroKernels.h"
+#include "Epilogue.h"
 #include "MeanVariance.h"
 #include "Parallel.h"
 #include "ParamTensor.h"
@@ -44,7 +45,10 @@ llvm::Expected<NormParams> normParams(const CallNode &c, int64_t n) {
 
 /// Inference-mode batch norm over (N, C, inner):
 /// y = (x - mean[c]) / sqrt(var[c] + eps) * w[c] + b[c].
-class BatchNormKernel final : public OpKernel {
+/// y = x·scale + shift per channel, then the activation fused after it
+/// (densenet's BatchNorm → ReLU before each convolution), applied to each
+/// plane while it is in cache.
+class BatchNormKernel final : public FusableKernel {
 public:
   BatchNormKernel(int64_t n, int64_t c, int64_t inner, double eps, NormParams p)
       : n_(n), c_(c), inner_(inner), eps_(eps), p_(std::move(p)) {}
@@ -61,6 +65,7 @@ public:
       float *ys = y + plane * inner;
       for (int64_t i = 0; i < inner; ++i)
         ys[i] = xs[i] * scale + shift;
+      biasActivationRow(ys, inner, 0.f, act_, slope_);
     });
   }
 
