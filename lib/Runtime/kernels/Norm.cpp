@@ -44,10 +44,10 @@ llvm::Expected<NormParams> normParams(const CallNode &c, int64_t n) {
 }
 
 /// Inference-mode batch norm over (N, C, inner):
-/// y = (x - mean[c]) / sqrt(var[c] + eps) * w[c] + b[c].
-/// y = x·scale + shift per channel, then the activation fused after it
-/// (densenet's BatchNorm → ReLU before each convolution), applied to each
-/// plane while it is in cache.
+/// y = (x - mean[c]) / sqrt(var[c] + eps) * w[c] + b[c], as x·scale + shift
+/// per channel, then the activation fused after it (densenet's BatchNorm →
+/// ReLU before each convolution), applied to each plane while it is in
+/// cache.
 class BatchNormKernel final : public FusableKernel {
 public:
   BatchNormKernel(int64_t n, int64_t c, int64_t inner, double eps, NormParams p)

@@ -20,7 +20,8 @@
 
 namespace kc::uk::KC_UK_ISA {
 
-/// Output channels [o0, o0 + rows) of a tile at positions [q0, q0 + NV·L).
+/// One tile's `rows` output channels (weights kt) at NV vectors of
+/// positions: in and out point at the first.
 template <class T, int NV>
 KC_UK_INLINE void gconvBlock(const float *in, const int64_t *offsets, int64_t taps, const float *kt,
                              int64_t rows, float *out, int64_t ldo) {
