@@ -843,22 +843,39 @@ std::vector<double> poolRef(const Dims &in, const std::vector<float> &x, const D
   return r;
 }
 
-/// nn.MaxPool2d with a k×k window, stride s, padding p and dilation 1.
+/// A square pool attribute, "[v,v]".
+std::string squareAttr(int64_t v) {
+  return "[" + std::to_string(v) + "," + std::to_string(v) + "]";
+}
+
+/// nn.MaxPool2d with a k×k window, stride s, padding p and dilation d.
 rt::Tensor runMaxPool(const Dims &in, const std::vector<float> &x, const Dims &out, int64_t k,
-                      int64_t s, int64_t p, bool ceilMode = false) {
-  auto pair = [](int64_t v) { return "[" + std::to_string(v) + "," + std::to_string(v) + "]"; };
+                      int64_t s, int64_t p, bool ceilMode = false, int64_t d = 1) {
   return runOneOp(in, x,
                   std::string("nn.MaxPool2d(%x) {ceil_mode=") + (ceilMode ? "true" : "false") +
-                      ", dilation=[1,1], kernel_size=" + pair(k) + ", padding=" + pair(p) +
-                      ", stride=" + pair(s) + "}",
+                      ", dilation=" + squareAttr(d) + ", kernel_size=" + squareAttr(k) +
+                      ", padding=" + squareAttr(p) + ", stride=" + squareAttr(s) + "}",
                   out);
 }
 
 /// runMaxPool against poolRef.
 void checkMaxPool(const Dims &in, const std::vector<float> &x, const Dims &out, int64_t k,
-                  int64_t s, int64_t p, const std::string &what, bool ceilMode = false) {
-  expectClose(runMaxPool(in, x, out, k, s, p, ceilMode), out,
-              poolRef(in, x, out, k, s, p, true, false), what);
+                  int64_t s, int64_t p, const std::string &what, bool ceilMode = false,
+                  int64_t d = 1) {
+  expectClose(runMaxPool(in, x, out, k, s, p, ceilMode, d), out,
+              poolRef(in, x, out, k, s, p, true, false, d), what);
+}
+
+/// nn.AvgPool2d with a k×k window, stride s, padding p against poolRef.
+void checkAvgPool(const Dims &in, const std::vector<float> &x, const Dims &out, int64_t k,
+                  int64_t s, int64_t p, bool ceilMode, bool includePad, const std::string &what) {
+  auto got = runOneOp(in, x,
+                      std::string("nn.AvgPool2d(%x) {ceil_mode=") + (ceilMode ? "true" : "false") +
+                          ", count_include_pad=" + (includePad ? "true" : "false") +
+                          ", kernel_size=" + squareAttr(k) + ", padding=" + squareAttr(p) +
+                          ", stride=" + squareAttr(s) + "}",
+                      out);
+  expectClose(got, out, poolRef(in, x, out, k, s, p, false, includePad), what);
 }
 } // namespace
 
@@ -919,23 +936,14 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
   SUBCASE("nn.AvgPool2d ceil_mode, count_include_pad=true") {
     Dims in{2, 2, 6, 6}, out{2, 2, 4, 4};
     auto x = uniform(rng, count(in));
-    auto got = runOneOp(in, x,
-                        "nn.AvgPool2d(%x) {ceil_mode=true, count_include_pad=true, "
-                        "kernel_size=[3,3], padding=[1,1], stride=[2,2]}",
-                        out);
-    expectClose(got, out, poolRef(in, x, out, 3, 2, 1, false, true), "avg include pad");
+    checkAvgPool(in, x, out, 3, 2, 1, true, true, "avg include pad");
   }
   SUBCASE("AvgPool2d 3x3 stride 1 (inception_v3's), both counts") {
     Dims in{2, 3, 9, 10}, out{2, 3, 9, 10};
     auto x = uniform(rng, count(in));
     for (bool include : {true, false}) {
       CAPTURE(include);
-      auto got = runOneOp(in, x,
-                          std::string("nn.AvgPool2d(%x) {ceil_mode=false, count_include_pad=") +
-                              (include ? "true" : "false") +
-                              ", kernel_size=[3,3], padding=[1,1], stride=[1,1]}",
-                          out);
-      expectClose(got, out, poolRef(in, x, out, 3, 1, 1, false, include), "avg stride 1");
+      checkAvgPool(in, x, out, 3, 1, 1, false, include, "avg stride 1");
     }
   }
   SUBCASE("MaxPool2d padding 1, ceil_mode") {
@@ -995,22 +1003,13 @@ TEST_CASE("kernel: avg and max pooling with padding and ceil_mode") {
       Dims out3{1, 5, outOf(H, 3, 1), outOf(W, 3, 1)};
       for (bool include : {true, false}) {
         CAPTURE(include);
-        auto got = runOneOp(in, x,
-                            std::string("nn.AvgPool2d(%x) {ceil_mode=true, count_include_pad=") +
-                                (include ? "true" : "false") +
-                                ", kernel_size=[3,3], padding=[1,1], stride=[2,2]}",
-                            out3);
-        expectClose(got, out3, poolRef(in, x, out3, 3, 2, 1, false, include), "avg 3x3 s2");
+        checkAvgPool(in, x, out3, 3, 2, 1, true, include, "avg 3x3 s2");
       }
     }
     // Dilation 2 at stride 2: windows at columns 2·ow − 1 + 2·kw.
     Dims in{1, 3, 12, 13}, out{1, 3, 5, 6};
     auto x = uniform(rng, count(in));
-    auto got = runOneOp(in, x,
-                        "nn.MaxPool2d(%x) {ceil_mode=false, dilation=[2,2], kernel_size=[3,3], "
-                        "padding=[1,1], return_indices=false, stride=[2,2]}",
-                        out);
-    expectClose(got, out, poolRef(in, x, out, 3, 2, 1, true, false, 2), "max dilated s2");
+    checkMaxPool(in, x, out, 3, 2, 1, "max dilated s2", false, 2);
   }
   SUBCASE("MaxPool2d propagates NaN like PyTorch") {
     Dims in{1, 1, 4, 4}, out{1, 1, 2, 2};
@@ -1750,6 +1749,35 @@ std::unique_ptr<rt::CompiledModel> compileSteps(const Module &m, bool fuse, int 
   return std::move(*cm);
 }
 
+/// `op`'s one call followed by the activation `act` (attributes `attrs`),
+/// its result f32 of shape `out`.
+ModulePtr withActivation(const ModulePtr &op, const std::string &act, Attrs attrs,
+                         const Dims &out) {
+  Call c0(llvm::cast<CallNode>(op->main()->body().get()));
+  Call a = call(act, {Expr(c0)}, std::move(attrs));
+  a->setType(tensorType(DType::F32, out));
+  auto m = std::make_shared<Module>();
+  m->add(make<const FunctionNode>("main", op->main()->params(), Expr(a),
+                                  tensorType(DType::F32, out), false));
+  inferOrFail(*m);
+  return m;
+}
+
+/// An op -> activation pair grouped by fuse-ops, run on `threads` threads
+/// as one step with fusion on and as two with it off, each against `ref`.
+void checkFusedAndApart(Module &m, const Dims &in, const std::vector<float> &x, const Dims &out,
+                        const std::vector<double> &ref, const std::string &what, double atol,
+                        double rtol, int threads) {
+  test::fuseOps(m);
+  test::ScopedThreadCount restore;
+  for (bool fuse : {true, false}) {
+    auto cm = compileSteps(m, fuse, threads, fuse ? 1u : 2u);
+    auto outs = cm->run({tensorOf(in, x)});
+    REQUIRE_MESSAGE(bool(outs), (outs ? "" : llvm::toString(outs.takeError())));
+    expectClose((*outs)[0], out, ref, what + (fuse ? " (fused)" : " (separate)"), atol, rtol);
+  }
+}
+
 /// Builds conv -> activation and checks it with the activation folded into
 /// the convolution's epilogue and, with fusion off, run separately.
 void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAttrs,
@@ -1760,25 +1788,11 @@ void checkConvActivation(const ConvSpec &s, const std::string &act, Attrs actAtt
   ConvShapes sh = convShapes(s);
   const Dims &in = sh.in, &out = sh.out;
   auto x = uniform(rng, count(in)), w = uniform(rng, count(sh.weight)), b = uniform(rng, s.OC);
-  ModulePtr conv = convModule(s, w, b);
-  Call c0(llvm::cast<CallNode>(conv->main()->body().get()));
-  Call a = call(act, {Expr(c0)}, std::move(actAttrs));
-  a->setType(tensorType(DType::F32, out));
-  auto m = std::make_shared<Module>();
-  m->add(make<const FunctionNode>("main", conv->main()->params(), Expr(a),
-                                  tensorType(DType::F32, out), false));
-  inferOrFail(*m);
-  test::fuseOps(*m);
+  ModulePtr m = withActivation(convModule(s, w, b), act, std::move(actAttrs), out);
   auto ref = convRef(s, x, w, b, out[2], out[3]);
   for (double &v : ref)
     v = refAct(v);
-  test::ScopedThreadCount restore;
-  for (bool fuse : {true, false}) {
-    auto cm = compileSteps(*m, fuse, threads, fuse ? 1u : 2u);
-    auto outs = cm->run({tensorOf(in, x)});
-    REQUIRE_MESSAGE(bool(outs), (outs ? "" : llvm::toString(outs.takeError())));
-    expectClose((*outs)[0], out, ref, what + (fuse ? " (fused)" : " (separate)"), atol, rtol);
-  }
+  checkFusedAndApart(*m, in, x, out, ref, what, atol, rtol, threads);
 }
 
 /// An elementwise expression after a convolution, for checkConvEpilogue:
@@ -1924,7 +1938,6 @@ TEST_CASE("kernel: nn.BatchNorm2d takes the activation after it") {
       {"nn.ReLU", [](double v) { return std::max(v, 0.0); }},
       {"nn.ReLU6", relu6},
       {"nn.Hardswish", hardswish}};
-  test::ScopedThreadCount restore;
   for (const auto &[act, refAct] : acts)
     for (int threads : {1, 2}) {
       CAPTURE(act);
@@ -1941,14 +1954,7 @@ TEST_CASE("kernel: nn.BatchNorm2d takes the activation after it") {
            {"weight", {C}, gamma},
            {"bias", {C}, beta}},
           in);
-      Call c0(llvm::cast<CallNode>(bn->main()->body().get()));
-      Call a = call(act, {Expr(c0)}, {});
-      a->setType(tensorType(DType::F32, in));
-      auto m = std::make_shared<Module>();
-      m->add(make<const FunctionNode>("main", bn->main()->params(), Expr(a),
-                                      tensorType(DType::F32, in), false));
-      inferOrFail(*m);
-      test::fuseOps(*m);
+      ModulePtr m = withActivation(bn, act, {}, in);
       std::vector<double> ref;
       for (int64_t i = 0; i < N * C * H * W; ++i) {
         int64_t c = i / (H * W) % C;
@@ -1957,12 +1963,7 @@ TEST_CASE("kernel: nn.BatchNorm2d takes the activation after it") {
             beta[size_t(c)];
         ref.push_back(refAct(y));
       }
-      for (bool fuse : {true, false}) {
-        auto cm = compileSteps(*m, fuse, threads, fuse ? 1u : 2u);
-        auto outs = cm->run({tensorOf(in, x)});
-        REQUIRE_MESSAGE(bool(outs), (outs ? "" : llvm::toString(outs.takeError())));
-        expectClose((*outs)[0], in, ref, fuse ? "fused" : "separate", kAtol, kRtol);
-      }
+      checkFusedAndApart(*m, in, x, in, ref, act, kAtol, kRtol, threads);
     }
 }
 
@@ -2453,13 +2454,7 @@ TEST_CASE("kernel: nn.SiLU and nn.Sigmoid over the whole float range, alone and 
                             {"groups", i64(1)},
                             {"bias", flag(false)}},
                            {{"weight", {1, 1, 1, 1}, {1.f}}}, cin);
-    Call c0(llvm::cast<CallNode>(conv->main()->body().get()));
-    Call act = call(op, {Expr(c0)}, {});
-    act->setType(tensorType(DType::F32, cin));
-    auto m = std::make_shared<Module>();
-    m->add(make<const FunctionNode>("main", conv->main()->params(), Expr(act),
-                                    tensorType(DType::F32, cin), false));
-    inferOrFail(*m);
+    ModulePtr m = withActivation(conv, op, {}, cin);
     expectClose(runModule(*m, {tensorOf(cin, x)})[0], cin,
                 std::string(op) == "nn.SiLU" ? silu : sig, std::string(op) + " fused", 1e-30,
                 1e-6);
