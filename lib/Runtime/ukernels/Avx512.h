@@ -51,12 +51,43 @@ struct Avx512 {
         _mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), N));
   }
 
+  /// Transposes 16 rows of 16 floats in place: 4x4 blocks within each
+  /// 128-bit lane by unpacks, then the lanes by two rounds of shuffles.
+  static KC_UK_INLINE void transpose16x16(V r[16]) {
+    V s[16];
+    for (int g = 0; g < 4; ++g) {
+      V t0 = _mm512_unpacklo_ps(r[4 * g], r[4 * g + 1]);
+      V t1 = _mm512_unpackhi_ps(r[4 * g], r[4 * g + 1]);
+      V t2 = _mm512_unpacklo_ps(r[4 * g + 2], r[4 * g + 3]);
+      V t3 = _mm512_unpackhi_ps(r[4 * g + 2], r[4 * g + 3]);
+      // Lane k of s[4g + j]: column 4k + j of rows 4g .. 4g + 3.
+      s[4 * g] = pd(_mm512_unpacklo_pd(dp(t0), dp(t2)));
+      s[4 * g + 1] = pd(_mm512_unpackhi_pd(dp(t0), dp(t2)));
+      s[4 * g + 2] = pd(_mm512_unpacklo_pd(dp(t1), dp(t3)));
+      s[4 * g + 3] = pd(_mm512_unpackhi_pd(dp(t1), dp(t3)));
+    }
+    for (int j = 0; j < 4; ++j) {
+      V even01 = _mm512_shuffle_f32x4(s[j], s[4 + j], _MM_SHUFFLE(2, 0, 2, 0));
+      V odd01 = _mm512_shuffle_f32x4(s[j], s[4 + j], _MM_SHUFFLE(3, 1, 3, 1));
+      V even23 = _mm512_shuffle_f32x4(s[8 + j], s[12 + j], _MM_SHUFFLE(2, 0, 2, 0));
+      V odd23 = _mm512_shuffle_f32x4(s[8 + j], s[12 + j], _MM_SHUFFLE(3, 1, 3, 1));
+      r[j] = _mm512_shuffle_f32x4(even01, even23, _MM_SHUFFLE(2, 0, 2, 0));
+      r[4 + j] = _mm512_shuffle_f32x4(odd01, odd23, _MM_SHUFFLE(2, 0, 2, 0));
+      r[8 + j] = _mm512_shuffle_f32x4(even01, even23, _MM_SHUFFLE(3, 1, 3, 1));
+      r[12 + j] = _mm512_shuffle_f32x4(odd01, odd23, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+  }
+
   static KC_UK_INLINE Mask firstLanes(int64_t n) {
     return n >= 16 ? Mask(0xFFFF) : n <= 0 ? Mask(0) : Mask((1u << n) - 1);
   }
   static KC_UK_INLINE Mask andNot(Mask a, Mask b) { return Mask(a & ~b); }
   static KC_UK_INLINE V maskLoad(Mask m, const float *p) { return _mm512_maskz_loadu_ps(m, p); }
   static KC_UK_INLINE void maskStore(float *p, Mask m, V a) { _mm512_mask_storeu_ps(p, m, a); }
+
+private:
+  static KC_UK_INLINE __m512d dp(V a) { return _mm512_castps_pd(a); }
+  static KC_UK_INLINE V pd(__m512d a) { return _mm512_castpd_ps(a); }
 };
 
 /// Avx2's 8 lanes with AVX-512VL's masked loads and stores: a 3x3

@@ -43,6 +43,32 @@ template <class T> int64_t f32_gemm_panel_column_blocks(int64_t cols) {
   return cut.wide + cut.six + (cols > cut.wide * Max + cut.six * kColumnStrip);
 }
 
+/// Stores a block's first `rows` rows (of R·L) by masked vector stores:
+/// with RowsOut each column as it is, else transposed 16 rows at a time
+/// into rows of NR floats. A float at a time, the store had cost about as
+/// much as the products over a K of 16 (Winograd's over 16 channels).
+template <class T, int R, int NR, bool RowsOut>
+KC_UK_INLINE void storeBlock(typename T::V (&acc)[NR][R], float *c, int64_t ldc, int64_t rows) {
+  constexpr int L = T::kLanes;
+  if constexpr (RowsOut) {
+    unroll<R>([&](auto r) KC_UK_INLINE_LAMBDA {
+      typename T::Mask m = T::firstLanes(rows - r * L);
+      unroll<NR>([&](auto j)
+                     KC_UK_INLINE_LAMBDA { T::maskStore(c + j * ldc + r * L, m, acc[j][r]); });
+    });
+  } else {
+    static_assert(L == 16 && NR <= L);
+    unroll<R>([&](auto r) KC_UK_INLINE_LAMBDA {
+      typename T::V v[L];
+      unroll<L>([&](auto j) KC_UK_INLINE_LAMBDA { v[j] = acc[j < NR ? int(j) : 0][r]; });
+      T::transpose16x16(v);
+      typename T::Mask m = T::firstLanes(NR);
+      for (int64_t i = 0; i < L && i < rows - r * L; ++i)
+        T::maskStore(c + (r * L + i) * ldc, m, v[i]);
+    });
+  }
+}
+
 /// R vectors of rows of A (panels panelStride floats apart) × NR columns
 /// (columns 6 to 11 read from b2), `rows` of the R·lanes written.
 template <class T, int R, int NR, bool RowsOut, bool Fetch>
@@ -67,6 +93,10 @@ void f32_gemm_panel_block(const float *a, int64_t panelStride, const float *b, c
       V bj = T::broadcast(j < kColumnStrip ? bk + j : b2k + (j - kColumnStrip));
       unroll<R>([&](auto r) { acc[j][r] = T::fma(av[r], bj, acc[j][r]); });
     });
+  }
+  if constexpr (T::kFastMasks && (RowsOut || L == 16)) {
+    storeBlock<T, R, NR, RowsOut>(acc, c, ldc, rows);
+    return;
   }
   unroll<NR>([&](auto j) { unroll<R>([&](auto r) { T::store(t[j] + r * L, acc[j][r]); }); });
   if constexpr (RowsOut) {

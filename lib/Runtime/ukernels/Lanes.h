@@ -130,6 +130,16 @@ template <int N, bool FastMasks> struct Lanes {
         t[8 * j + i] = a[8 * i + j];
     std::memcpy(r, t, sizeof t);
   }
+  /// Transposes 16 rows of 16 floats in place (16-lane forms only).
+  static KC_UK_INLINE void transpose16x16(V r[16]) {
+    static_assert(N == 16);
+    float a[256], t[256];
+    std::memcpy(a, r, sizeof a);
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 16; ++j)
+        t[16 * j + i] = a[16 * i + j];
+    std::memcpy(r, t, sizeof t);
+  }
   /// Writes o[k] lane t as dst[4t + k]: 4 rows of 8 transposed into 32
   /// floats (8-lane forms only).
   static KC_UK_INLINE void storeTransposed4(const V o[4], float *dst) {

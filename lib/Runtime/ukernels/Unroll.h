@@ -19,6 +19,9 @@
 #include <utility>
 
 #define KC_UK_INLINE inline __attribute__((always_inline))
+/// The same for a lambda (after its parameters): GCC leaves a large one
+/// out of line, and the accumulators it reads then go through memory.
+#define KC_UK_INLINE_LAMBDA __attribute__((always_inline))
 
 namespace kc::uk::KC_UK_ISA {
 
