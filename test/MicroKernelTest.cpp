@@ -492,7 +492,7 @@ TEST_CASE("micro-kernels: f32_winograd43_input and _output, partial groups of 8 
       {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
   auto all = forms();
   for (int64_t TH : {1, 2, 3})
-    for (int64_t TW : {1, 3, 4, 9}) {
+    for (int64_t TW : {1, 3, 4, 9, 14}) {
       const int64_t T = TH * TW, PWt = 4 * TW + 2, PHt = 4 * TH + 2, vStride = T + 16;
       auto pad = random(rng, size_t(PHt * PWt + 16));
       std::vector<double> refV(size_t(36 * vStride), kSentinel);
