@@ -1613,9 +1613,9 @@ TEST_CASE("kernel: nn.Linear on a 3-d input") {
   checkLinear({2, 4, 5}, 3, rng, "8 rows, 5 -> 3");
 }
 
-TEST_CASE("kernel: nn.Linear with few rows (matrix-vector products)") {
-  // Up to 4 rows run as one matrix-vector product per row; a weight of
-  // 250 x 300 is split over the threads by output rows.
+TEST_CASE("kernel: nn.Linear with few rows (one strip of columns)") {
+  // 1 to 4 rows are one partial strip of the panel kernel's columns; a
+  // weight of 250 x 300 is 16 panels, shared out over the threads.
   std::mt19937 rng(1819);
   checkLinear({1, 300}, 250, rng, "1 row, 300 -> 250");
   checkLinear({2, 2, 300}, 251, rng, "4 rows, 300 -> 251");
@@ -1623,8 +1623,8 @@ TEST_CASE("kernel: nn.Linear with few rows (matrix-vector products)") {
 }
 
 TEST_CASE("kernel: nn.Linear on the packed-weight kernel and on sgemm") {
-  // From 5 to 256 rows the weight is packed in panels of 16 outputs and
-  // the rows taken 6 at a time: 5 rows are one partial strip, 17 rows two
+  // Up to 256 rows the weight is packed in panels of 16 outputs and the
+  // rows taken 6 at a time: 5 rows are one partial strip, 17 rows two
   // strips and a partial one, 250 outputs 15 panels and a partial one.
   // Above 256 rows, one sgemm.
   std::mt19937 rng(1822);
@@ -1639,10 +1639,9 @@ TEST_CASE("kernel: nn.Linear on the packed-weight kernel and on sgemm") {
 }
 
 TEST_CASE("kernel: nn.Linear on 48 random shapes against the reference") {
-  // Rows from 1 (matrix-vector) through the packed-weight kernel (5 to 256
-  // rows) to sgemm, features 1 to 300 in and out, on 1 and 2 threads; under
-  // both kernel sets by ctest. Tolerance 1e-5 scaled by in_features / 128
-  // past 128 (float sums, as for the random convolutions).
+  // Rows from 1 through the packed-weight kernel (up to 256 rows) to sgemm, features 1 to 300 in
+  // and out, on 1 and 2 threads; under both kernel sets by ctest. Tolerance 1e-5 scaled by
+  // in_features / 128 past 128 (float sums, as for the random convolutions).
   std::mt19937 rng(1824);
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);

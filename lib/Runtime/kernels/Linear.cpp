@@ -1,9 +1,8 @@
 //===- Linear.cpp - nn.Linear ---------------------------------------------===//
 //
-// y = x Wᵀ + b over all leading dims at once: a matrix-vector product per
-// row for a few rows, kc's panel kernel over the weight packed once for up
-// to 256, else one sgemm with the weight (out × in, row-major as PyTorch
-// stores it) read transposed in place.
+// y = x Wᵀ + b over all leading dims at once: kc's panel kernel over the
+// weight packed once for up to 256 rows, else one sgemm with the weight
+// (out × in, row-major as PyTorch stores it) read transposed in place.
 //
 //===----------------------------------------------------------------------===//
 #include "Blas.h"
@@ -13,8 +12,6 @@
 #include "PreparedWeight.h"
 
 #include <algorithm>
-#include <cblas.h>
-#include <omp.h>
 
 namespace kc::rt {
 namespace {
@@ -47,8 +44,6 @@ public:
       const Tensor &packed = packed_->get([&](const Tensor &w) { return packWeight(w); });
       gemmPackedRows(packed.data<float>(), out_, in_, x, in_, rows_, y, out_,
                      static_cast<float *>(ctx.workspace));
-    } else if (rows_ <= kGemvRows) {
-      gemv(x, y);
     } else {
       sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w_.data<float>(), in_, 0.f, y, out_);
     }
@@ -60,13 +55,13 @@ public:
   }
 
 private:
-  /// Up to this many rows, one matrix-vector product per row: sgemm would
-  /// pack the whole weight on every call (mobilenet_v2's 1280x1000
-  /// classifier 0.65 ms as sgemm).
-  static constexpr int64_t kGemvRows = 4;
-
-  /// Rows for the panel kernel: more than a few, fewer than sgemm wants.
-  bool packs() const { return in_ > 0 && rows_ > kGemvRows && rows_ <= kPackedRowsMax; }
+  /// Rows for the panel kernel: fewer than sgemm wants, down to one. A
+  /// classifier's weight is read once a run, from memory in a model larger
+  /// than the caches; packed, it is one sequential stream, which the
+  /// hardware's prefetch keeps up with better than the several rows at
+  /// once of a matrix-vector product per row (cblas_sgemv;
+  /// docs/performance.md). sgemm would pack the whole weight on every call.
+  bool packs() const { return in_ > 0 && rows_ <= kPackedRowsMax; }
 
   /// w in panels. The mapped pages of the original are released, so the
   /// weight is not resident twice.
@@ -78,19 +73,6 @@ private:
     return p;
   }
 
-  /// y[r] = W x[r] for each row, the weight's rows split over the threads.
-  void gemv(const float *x, float *y) const {
-    int threads = omp_in_parallel() || out_ * in_ < 65536 ? 1 : omp_get_max_threads();
-    int64_t chunk = (out_ + threads - 1) / threads;
-    parallelFor(threads, threads > 1, [&](int64_t t) {
-      int64_t lo = t * chunk, hi = std::min(out_, lo + chunk);
-      for (int64_t r = 0; r < rows_ && lo < hi; ++r)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, int(hi - lo), int(in_), 1.f,
-                    w_.data<float>() + lo * in_, int(in_), x + r * in_, 1, 0.f, y + r * out_ + lo,
-                    1);
-    });
-  }
-
   int64_t rows_, in_, out_;
   Tensor w_, b_;                           ///< w_ unless packed_
   std::unique_ptr<PreparedWeight> packed_; ///< the weight in panels, when packs()
@@ -100,7 +82,7 @@ private:
 llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const CallShapes &io) {
   Tensor wT, bT;
   if (llvm::Error e = takeWeights(c, {{"weight", &wT, true, WeightUse::ReadOnly}, {"bias", &bT}}))
-    return std::move(e);
+    return e;
   Tensor *w = &wT, *b = &bT;
   if (io.in.empty() || w->rank() != 2 || w->dim(1) != io.in.back())
     return kernelError(c, "input " + shapeToString(io.in) + " does not match weight " +
