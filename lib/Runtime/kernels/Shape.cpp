@@ -7,46 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "CallInfo.h"
 #include "Parallel.h"
+#include "StridedCopy.h"
 
 #include <cstring>
 
 namespace kc::rt {
 namespace {
-
-/// Copies `dst` (dense, shape `shape`) from `src` read with element
-/// `strides` (0 = broadcast), elements of `esize` bytes.
-void stridedCopy(const uint8_t *src, uint8_t *dst, llvm::ArrayRef<int64_t> shape,
-                 llvm::ArrayRef<int64_t> strides, size_t esize) {
-  size_t r = shape.size();
-  if (r == 0) {
-    std::memcpy(dst, src, esize);
-    return;
-  }
-  int64_t inner = shape[r - 1], istride = strides[r - 1];
-  int64_t rows = numElements(shape) / std::max<int64_t>(inner, 1);
-  if (inner == 0)
-    return;
-  parallelFor(rows, rows * inner > 262144, [&](int64_t row) {
-    int64_t rem = row, off = 0;
-    for (size_t d = r - 1; d-- > 0;) {
-      off += (rem % shape[d]) * strides[d];
-      rem /= shape[d];
-    }
-    uint8_t *o = dst + row * inner * esize;
-    const uint8_t *s = src + off * esize;
-    if (istride == 1) {
-      std::memcpy(o, s, inner * esize);
-    } else if (esize == 4) {
-      auto *of = reinterpret_cast<uint32_t *>(o);
-      auto *sf = reinterpret_cast<const uint32_t *>(s);
-      for (int64_t j = 0; j < inner; ++j)
-        of[j] = sf[j * istride];
-    } else {
-      for (int64_t j = 0; j < inner; ++j)
-        std::memcpy(o + j * esize, s + j * istride * esize, esize);
-    }
-  });
-}
 
 std::vector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
   std::vector<int64_t> s(shape.size());
