@@ -120,25 +120,23 @@ template <int N, bool FastMasks> struct Lanes {
         p[i] = a[i];
   }
 
-  /// Transposes 8 rows of 8 floats in place (8-lane forms only).
-  static KC_UK_INLINE void transpose8x8(V r[8]) {
-    static_assert(N == 8);
-    float a[64], t[64];
+  /// Transposes N rows of N floats in place; the names of the intrinsic
+  /// forms, for 8 and 16 lanes.
+  static KC_UK_INLINE void transposeSquare(V r[N]) {
+    float a[N * N], t[N * N];
     std::memcpy(a, r, sizeof a);
-    for (int i = 0; i < 8; ++i)
-      for (int j = 0; j < 8; ++j)
-        t[8 * j + i] = a[8 * i + j];
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j < N; ++j)
+        t[N * j + i] = a[N * i + j];
     std::memcpy(r, t, sizeof t);
   }
-  /// Transposes 16 rows of 16 floats in place (16-lane forms only).
+  static KC_UK_INLINE void transpose8x8(V r[8]) {
+    static_assert(N == 8);
+    transposeSquare(r);
+  }
   static KC_UK_INLINE void transpose16x16(V r[16]) {
     static_assert(N == 16);
-    float a[256], t[256];
-    std::memcpy(a, r, sizeof a);
-    for (int i = 0; i < 16; ++i)
-      for (int j = 0; j < 16; ++j)
-        t[16 * j + i] = a[16 * i + j];
-    std::memcpy(r, t, sizeof t);
+    transposeSquare(r);
   }
   /// Writes o[k] lane t as dst[4t + k]: 4 rows of 8 transposed into 32
   /// floats (8-lane forms only).
