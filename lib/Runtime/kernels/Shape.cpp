@@ -9,6 +9,8 @@
 #include "Parallel.h"
 #include "StridedCopy.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <cstring>
 
 namespace kc::rt {
@@ -127,7 +129,7 @@ llvm::Expected<std::unique_ptr<OpKernel>> makeSlice(const CallNode &c, const Cal
     return kernelError(c, "slice bounds given as tensors are not supported (only attributes)");
   size_t r = in->size();
   auto src = contiguousStrides(*in);
-  std::vector<int64_t> starts(r, 0), steps(r, 1);
+  llvm::SmallVector<int64_t, 8> starts(r, 0), steps(r, 1);
   bool isSelect = c.opDef()->name() == "Tensor.select";
   std::vector<int64_t> dims, st, sp, sel;
   if (isSelect) {
