@@ -706,103 +706,46 @@ TEST_CASE("kernel: squeeze, unsqueeze, permute, transpose, expand") {
     Dims in, out;
     std::function<std::optional<Dims>(const Dims &)> src;
   };
+  // One case a line: call, input shape, output shape, source index.
+  // clang-format off
   const std::vector<Case> cases = {
-      {"torch.squeeze(%x) {dim=1}",
-       {2, 1, 3, 1},
-       {2, 3, 1},
-       [](const Dims &o) {
-         return Dims{o[0], 0, o[1], o[2]};
-       }},
-      {"torch.squeeze(%x) {dim=-1}",
-       {2, 1, 3, 1},
-       {2, 1, 3},
-       [](const Dims &o) {
-         return Dims{o[0], o[1], o[2], 0};
-       }},
-      {"torch.squeeze(%x)",
-       {2, 1, 3, 1},
-       {2, 3},
-       [](const Dims &o) {
-         return Dims{o[0], 0, o[1], 0};
-       }},
-      {"torch.unsqueeze(%x) {dim=-1}",
-       {2, 3},
-       {2, 3, 1},
-       [](const Dims &o) {
-         return Dims{o[0], o[1]};
-       }},
-      {"torch.unsqueeze(%x) {dim=1}",
-       {2, 3},
-       {2, 1, 3},
-       [](const Dims &o) {
-         return Dims{o[0], o[2]};
-       }},
+      {"torch.squeeze(%x) {dim=1}", {2, 1, 3, 1}, {2, 3, 1},
+       [](const Dims &o) { return Dims{o[0], 0, o[1], o[2]}; }},
+      {"torch.squeeze(%x) {dim=-1}", {2, 1, 3, 1}, {2, 1, 3},
+       [](const Dims &o) { return Dims{o[0], o[1], o[2], 0}; }},
+      {"torch.squeeze(%x)", {2, 1, 3, 1}, {2, 3},
+       [](const Dims &o) { return Dims{o[0], 0, o[1], 0}; }},
+      {"torch.unsqueeze(%x) {dim=-1}", {2, 3}, {2, 3, 1},
+       [](const Dims &o) { return Dims{o[0], o[1]}; }},
+      {"torch.unsqueeze(%x) {dim=1}", {2, 3}, {2, 1, 3},
+       [](const Dims &o) { return Dims{o[0], o[2]}; }},
       // out[a,b,c,d] = x[b,d,a,c]: out dim i is input dim dims[i]
-      {"Tensor.permute(%x) {dims=[2,0,3,1]}",
-       {2, 3, 4, 5},
-       {4, 2, 5, 3},
-       [](const Dims &o) {
-         return Dims{o[1], o[3], o[0], o[2]};
-       }},
-      {"Tensor.permute(%x) {dims=[0,-1,1,-2]}",
-       {2, 3, 4, 5},
-       {2, 5, 3, 4},
-       [](const Dims &o) {
-         return Dims{o[0], o[2], o[3], o[1]};
-       }},
-      {"torch.transpose(%x) {dim0=1, dim1=-1}",
-       {2, 3, 4, 5},
-       {2, 5, 4, 3},
-       [](const Dims &o) {
-         return Dims{o[0], o[3], o[2], o[1]};
-       }},
-      {"torch.transpose(%x) {dim0=0, dim1=1}",
-       {6, 7},
-       {7, 6},
-       [](const Dims &o) {
-         return Dims{o[1], o[0]};
-       }},
+      {"Tensor.permute(%x) {dims=[2,0,3,1]}", {2, 3, 4, 5}, {4, 2, 5, 3},
+       [](const Dims &o) { return Dims{o[1], o[3], o[0], o[2]}; }},
+      {"Tensor.permute(%x) {dims=[0,-1,1,-2]}", {2, 3, 4, 5}, {2, 5, 3, 4},
+       [](const Dims &o) { return Dims{o[0], o[2], o[3], o[1]}; }},
+      {"torch.transpose(%x) {dim0=1, dim1=-1}", {2, 3, 4, 5}, {2, 5, 4, 3},
+       [](const Dims &o) { return Dims{o[0], o[3], o[2], o[1]}; }},
+      {"torch.transpose(%x) {dim0=0, dim1=1}", {6, 7}, {7, 6},
+       [](const Dims &o) { return Dims{o[1], o[0]}; }},
       // Transposed by tiles of 16 (the output's innermost dim strided in
       // the input, another contiguous there): channels-last to -first and
       // back with partial tiles, and the contiguous dim apart from the
       // innermost one.
-      {"Tensor.permute(%x) {dims=[0,3,1,2]}",
-       {1, 13, 17, 35},
-       {1, 35, 13, 17},
-       [](const Dims &o) {
-         return Dims{o[0], o[2], o[3], o[1]};
-       }},
-      {"Tensor.permute(%x) {dims=[0,2,3,1]}",
-       {2, 35, 6, 17},
-       {2, 6, 17, 35},
-       [](const Dims &o) {
-         return Dims{o[0], o[3], o[1], o[2]};
-       }},
-      {"Tensor.permute(%x) {dims=[2,1,0]}",
-       {20, 3, 18},
-       {18, 3, 20},
-       [](const Dims &o) {
-         return Dims{o[2], o[1], o[0]};
-       }},
-      {"Tensor.expand(%x) {sizes=[2,3,5,4]}",
-       {3, 1, 4},
-       {2, 3, 5, 4},
-       [](const Dims &o) {
-         return Dims{o[1], 0, o[3]};
-       }},
-      {"Tensor.expand(%x) {sizes=[2,-1,5,-1]}",
-       {3, 1, 4},
-       {2, 3, 5, 4},
-       [](const Dims &o) {
-         return Dims{o[1], 0, o[3]};
-       }},
-      {"Tensor.expand(%x) {sizes=[3,4,2]}",
-       {1, 4, 1},
-       {3, 4, 2},
-       [](const Dims &o) {
-         return Dims{0, o[1], 0};
-       }},
+      {"Tensor.permute(%x) {dims=[0,3,1,2]}", {1, 13, 17, 35}, {1, 35, 13, 17},
+       [](const Dims &o) { return Dims{o[0], o[2], o[3], o[1]}; }},
+      {"Tensor.permute(%x) {dims=[0,2,3,1]}", {2, 35, 6, 17}, {2, 6, 17, 35},
+       [](const Dims &o) { return Dims{o[0], o[3], o[1], o[2]}; }},
+      {"Tensor.permute(%x) {dims=[2,1,0]}", {20, 3, 18}, {18, 3, 20},
+       [](const Dims &o) { return Dims{o[2], o[1], o[0]}; }},
+      {"Tensor.expand(%x) {sizes=[2,3,5,4]}", {3, 1, 4}, {2, 3, 5, 4},
+       [](const Dims &o) { return Dims{o[1], 0, o[3]}; }},
+      {"Tensor.expand(%x) {sizes=[2,-1,5,-1]}", {3, 1, 4}, {2, 3, 5, 4},
+       [](const Dims &o) { return Dims{o[1], 0, o[3]}; }},
+      {"Tensor.expand(%x) {sizes=[3,4,2]}", {1, 4, 1}, {3, 4, 2},
+       [](const Dims &o) { return Dims{0, o[1], 0}; }},
   };
+  // clang-format on
   for (const Case &c : cases) {
     CAPTURE(c.call);
     auto x = uniform(rng, count(c.in));

@@ -78,7 +78,6 @@ void f32_gemm_panel_block(const float *a, int64_t panelStride, const float *b, c
   using V = typename T::V;
   constexpr int L = T::kLanes;
   static_assert(NR >= 1 && NR <= 2 * kColumnStrip && R * L <= 2 * kPanelRows);
-  alignas(64) float t[NR][R * L];
   V acc[NR][R];
   unroll<NR>([&](auto j) { unroll<R>([&](auto r) { acc[j][r] = T::zero(); }); });
   for (int64_t k = 0; k < K; ++k) {
@@ -98,6 +97,8 @@ void f32_gemm_panel_block(const float *a, int64_t panelStride, const float *b, c
     storeBlock<T, R, NR, RowsOut>(acc, c, ldc, rows);
     return;
   }
+  // Elsewhere through a buffer, a float at a time.
+  alignas(64) float t[NR][R * L];
   unroll<NR>([&](auto j) { unroll<R>([&](auto r) { T::store(t[j] + r * L, acc[j][r]); }); });
   if constexpr (RowsOut) {
     for (int j = 0; j < NR; ++j)
