@@ -2220,20 +2220,45 @@ void checkMaskedDepthwise() {
   checkConv({1, 2, 3, 35, 2, 3, 2, 0, 1, 2, false}, rng, "stride 2 pad 0, W 35, one output row");
   checkConvActivation({1, 4, 9, 33, 4, 3, 2, 1, 1, 4, true}, "nn.ReLU6", {}, relu6, rng,
                       "stride 2 pad 1, W 33 -> ReLU6");
-  // Planes of at most 7 columns run two a vector: a pair that spans two
-  // images (5 channels, batch 2), an odd count whose last plane runs
-  // alone, and tasks of whole pairs (200 planes of 7x7 on 2 threads take
-  // 25 a task before rounding) with an activation applied per task.
+  // Small planes run a vector of channels at a time: blocks within one
+  // image (5 channels, batch 2), planes narrower than a vector, and 200
+  // channels (12 blocks of 16 and one of 8) with an activation applied to
+  // each block's planes after it.
   auto hardswish = [](double v) { return v * std::min(std::max(v + 3, 0.0), 6.0) / 6; };
-  checkConv({2, 5, 7, 7, 5, 3, 1, 1, 1, 5, true}, rng, "pairs, 7x7, 5 channels, batch 2");
-  checkConv({1, 5, 6, 4, 5, 3, 1, 1, 1, 5, false}, rng, "pairs, 6x4, the last plane alone");
-  checkConv({1, 3, 9, 1, 3, 3, 1, 1, 1, 3, true}, rng, "pairs, 9x1");
+  checkConv({2, 5, 7, 7, 5, 3, 1, 1, 1, 5, true}, rng, "packed, 7x7, 5 channels, batch 2");
+  checkConv({1, 5, 6, 4, 5, 3, 1, 1, 1, 5, false}, rng, "packed, 6x4");
+  checkConv({1, 3, 9, 1, 3, 3, 1, 1, 1, 3, true}, rng, "packed, 9x1");
   for (int threads : {1, 2})
     checkConvActivation({1, 200, 7, 7, 200, 3, 1, 1, 1, 200, true}, "nn.Hardswish", {}, hardswish,
-                        rng, "pairs, 200 planes -> Hardswish on " + std::to_string(threads), kAtol,
+                        rng, "packed, 200 planes -> Hardswish on " + std::to_string(threads), kAtol,
                         kRtol, threads);
 }
 } // namespace
+
+// Kernels other than 3x3 and 3x3 layers on short rows run a vector of
+// channels at a time: channel counts past a block's (37 = 2 x 16 + 5, and
+// batch 2, whose blocks never span images), stride 2, dilation, kernels
+// wider than tall, on 1 and 2 threads; SiLU, which the loop leaves to a
+// pass over each block's planes.
+TEST_CASE("kernel: depthwise layers a vector of channels at a time") {
+  std::mt19937 rng(1517);
+  auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  for (int threads : {1, 2}) {
+    std::string on = " on " + std::to_string(threads) + " thread(s)";
+    checkConv({2, 37, 7, 7, 37, 5, 1, 2, 1, 37, true}, rng, "5x5 on 7x7, 37 channels" + on, kAtol,
+              kRtol, threads);
+    checkConv({1, 21, 14, 14, 21, 3, 2, 1, 1, 21, true}, rng, "3x3 stride 2, 21 channels" + on,
+              kAtol, kRtol, threads);
+    checkConv({1, 19, 15, 13, 19, 7, 1, 3, 1, 19, false}, rng, "7x7 on 15x13" + on, kAtol, kRtol,
+              threads);
+    checkConv({1, 18, 11, 9, 18, 3, 1, 2, 2, 18, true}, rng, "3x3 dilation 2" + on, kAtol, kRtol,
+              threads);
+    checkConv({1, 17, 28, 30, 17, 5, 2, 2, 1, 17, true}, rng, "5x5 stride 2 on 28x30" + on, kAtol,
+              kRtol, threads);
+    checkConvActivation({2, 20, 9, 9, 20, 5, 1, 2, 1, 20, true}, "nn.SiLU", {}, silu, rng,
+                        "5x5 -> SiLU" + on, kAtol, kRtol, threads);
+  }
+}
 
 TEST_CASE("kernel: 3x3 depthwise 16 outputs a step (AVX-512), any padding") {
   checkMaskedDepthwise();

@@ -295,37 +295,6 @@ TEST_CASE("micro-kernels: f32_dwconv3x3_masked, any padding, masked edges and ta
   CHECK(tested >= 2); // emu16's two forms at least
 }
 
-TEST_CASE("micro-kernels: f32_dwconv3x3_pair, two planes a vector") {
-  std::mt19937 rng(31);
-  int tested = 0;
-  for (const MicroKernels *t : forms()) {
-    if (!t->depthwisePair)
-      continue; // 16 lanes with fast masks only
-    ++tested;
-    for (int64_t W : {1, 2, 5, 7})
-      for (int64_t H : {1, 2, 7, 8, 15})
-        for (Act act : {Act::None, Act::Relu6}) {
-          auto x = random(rng, size_t(2 * H * W), -4.f, 4.f);
-          auto k = random(rng, 18);
-          std::vector<double> ref;
-          for (int p = 0; p < 2; ++p) {
-            std::vector<float> plane(x.begin() + p * H * W, x.begin() + (p + 1) * H * W);
-            auto r =
-                refDepthwise(plane, H, W, H, W, 1, 1, 1, k.data() + 9 * p, p ? -1.f : 0.5f, act);
-            ref.insert(ref.end(), r.begin(), r.end());
-          }
-          ref.resize(ref.size() + 16, kSentinel);
-          std::vector<float> y(ref.size(), kSentinel);
-          t->depthwisePair(x.data(), y.data(), H, W, H, W, k.data(), k.data() + 9, 0.5f, -1.f,
-                           clampOf(act));
-          expectNear(y, ref, 1e-5, 1e-5,
-                     std::string(t->isa) + " f32_dwconv3x3_pair " + std::to_string(H) + "x" +
-                         std::to_string(W) + " act " + std::to_string(int(act)));
-        }
-  }
-  CHECK(tested >= 1); // emu16 at least
-}
-
 TEST_CASE("micro-kernels: f32_dwconv5x5_slide, padding 2, any rows, masked tails") {
   std::mt19937 rng(29);
   int tested = 0;
@@ -482,6 +451,83 @@ TEST_CASE("micro-kernels: f32_dwconv_padded, any kernel, dilation and stride") {
             }
           }
   CHECK(tested > 500);
+}
+
+// A block of 1 to `lanes` channels, kernels square and not (their widths
+// with and without a form of their own), dilation, strides 1 to 3 down the
+// plane and 1 or 2 along it, planes narrower than a vector to several
+// vectors wide, each clamp. The padded copy starts as NaN, so a border the
+// loop fails to zero shows; planes past `count` must stay untouched.
+TEST_CASE("micro-kernels: f32_dwconv_packed, blocks of channels, any kernel and stride") {
+  std::mt19937 rng(31);
+  auto all = forms();
+  int tested = 0;
+  struct Taps {
+    int64_t KH, KW, D;
+  };
+  for (int64_t SW : {1, 2})
+    for (int64_t SH : {SW, int64_t(3)})
+      for (Taps t : {Taps{3, 3, 1}, Taps{5, 5, 1}, Taps{7, 7, 1}, Taps{1, 1, 1}, Taps{3, 5, 1},
+                     Taps{5, 2, 1}, Taps{3, 3, 2}})
+        for (auto [H, W] : {std::pair<int64_t, int64_t>{7, 7}, {5, 3}, {9, 14}, {6, 19}})
+          for (Act act : {Act::None, Act::Relu, Act::Relu6}) {
+            const int64_t PH = (t.KH - 1) * t.D / 2, PW = (t.KW - 1) * t.D / 2;
+            const int64_t OH = (H + 2 * PH - (t.KH - 1) * t.D - 1) / SH + 1;
+            const int64_t OW = (W + 2 * PW - (t.KW - 1) * t.D - 1) / SW + 1;
+            const int64_t PHt = H + 2 * PH, PWt = W + 2 * PW, taps = t.KH * t.KW;
+            // The same channels for every form, as many as the widest takes.
+            auto x = random(rng, size_t(kMaxLanes * H * W), -4.f, 4.f);
+            auto k = random(rng, size_t(kMaxLanes * taps));
+            auto b = random(rng, size_t(kMaxLanes));
+            std::vector<float> scalar;
+            for (const MicroKernels *m : all) {
+              const int64_t L = m->lanes;
+              for (int64_t count : {int64_t(1), L - 3, L}) {
+                std::vector<float> pk(size_t(taps * L), 0.f), pb(size_t(L), 0.f);
+                for (int64_t c = 0; c < count; ++c) {
+                  for (int64_t i = 0; i < taps; ++i)
+                    pk[size_t(i * L + c)] = k[size_t(c * taps + i)];
+                  pb[size_t(c)] = b[size_t(c)];
+                }
+                std::vector<double> ref(size_t(L * OH * OW), kSentinel);
+                for (int64_t c = 0; c < count; ++c)
+                  for (int64_t oh = 0; oh < OH; ++oh)
+                    for (int64_t ow = 0; ow < OW; ++ow) {
+                      double sum = b[size_t(c)];
+                      for (int64_t i = 0; i < t.KH; ++i)
+                        for (int64_t j = 0; j < t.KW; ++j) {
+                          int64_t h = oh * SH + i * t.D - PH, w = ow * SW + j * t.D - PW;
+                          if (h >= 0 && h < H && w >= 0 && w < W)
+                            sum += double(k[size_t(c * taps + i * t.KW + j)]) *
+                                   x[size_t((c * H + h) * W + w)];
+                        }
+                      ref[size_t((c * OH + oh) * OW + ow)] = refAct(act, sum, 0.0);
+                    }
+                std::vector<float> y(ref.size(), kSentinel);
+                std::vector<float> pad(size_t(PHt * PWt * L), std::nanf(""));
+                std::vector<float> out(size_t(OH * OW * L), std::nanf(""));
+                const DepthwisePackedShape shape{H,  W,   OH,  OW, t.KH, t.KW, SH,
+                                                 SW, t.D, t.D, PH, PW,   PWt};
+                m->depthwisePacked[SW - 1](x.data(), count, y.data(), shape, pk.data(), pb.data(),
+                                           clampOf(act), pad.data(), out.data());
+                std::string what = std::string(m->isa) + " f32_dwconv_packed count " +
+                                   std::to_string(count) + " S " + std::to_string(SH) + "," +
+                                   std::to_string(SW) + " K " + std::to_string(t.KH) + "x" +
+                                   std::to_string(t.KW) + " D " + std::to_string(t.D) + " " +
+                                   std::to_string(H) + "x" + std::to_string(W) + " act " +
+                                   std::to_string(int(act));
+                expectNear(y, ref, 1e-5, 1e-5, what);
+                // Every form sums a channel's taps in the same order.
+                if (count == 1 && scalar.empty())
+                  scalar.assign(y.begin(), y.begin() + OH * OW);
+                else if (count == 1)
+                  expectSame(std::vector<float>(y.begin(), y.begin() + OH * OW), scalar,
+                             what + " against scalar");
+                ++tested;
+              }
+            }
+          }
+  CHECK(tested > 1000);
 }
 
 TEST_CASE("micro-kernels: f32_winograd43_input and _output, partial groups of 8 tiles") {

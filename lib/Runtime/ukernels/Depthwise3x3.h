@@ -94,12 +94,9 @@ constexpr int slidePhase(int S, int PW, int j) { return ((j - PW) % S + S) % S; 
 constexpr int slideShift(int S, int PW, int j) { return (j - PW - slidePhase(S, PW, j)) / S; }
 
 /// The rows dwSlide reads and the outputs it writes: one channel plane.
-/// kOneStep: every row lies in one step's vectors, and none is carried
-/// from step to step.
 template <class T> struct OnePlane {
   using V = typename T::V;
   using Row = const float *;
-  static constexpr bool kOneStep = false;
   const float *src;
   float *dst;
   int64_t H, W, OW;
@@ -117,45 +114,6 @@ template <class T> struct OnePlane {
   }
 };
 
-/// Two planes side by side in one vector, for a layer whose outputs are
-/// its inputs' size (OW = W): the first in lanes [0, W), the second in
-/// [L − W, L), and between them at least as many zero lanes as the
-/// padding, which serve as each one's. A 7x7 plane alone left 9 of 16
-/// lanes (or 1 of 8) idle.
-template <class T> struct TwoPlanes {
-  using V = typename T::V;
-  struct Row {
-    const float *a, *b;
-  };
-  static constexpr bool kOneStep = true;
-  const float *src; ///< the first plane; the second follows it
-  float *dst;       ///< the first output plane; the second follows it
-  int64_t H, W, OH, OW;
-
-  int64_t steps() const { return 1; }
-  Row row(int64_t ih) const {
-    if (ih < 0 || ih >= H)
-      return {nullptr, nullptr};
-    const float *a = src + ih * W;
-    return {a, a + H * W - (T::kLanes - W)};
-  }
-  /// The lanes past the first n.
-  static typename T::Mask lastLanes(int64_t n) {
-    return T::andNot(T::firstLanes(T::kLanes), T::firstLanes(T::kLanes - n));
-  }
-  V columns(Row r, int64_t c0) const {
-    if (!r.a || c0 > 0)
-      return T::zero();
-    // Each load's other lanes are zero.
-    return T::add(T::maskLoad(T::firstLanes(W), r.a), T::maskLoad(lastLanes(W), r.b));
-  }
-  void store(int64_t oh, int64_t, V v) const {
-    float *a = dst + oh * OW;
-    T::maskStore(a, T::firstLanes(OW), v);
-    T::maskStore(a + OH * OW - (T::kLanes - OW), lastLanes(OW), v);
-  }
-};
-
 /// The sliding loop of a KxK kernel (K of 3 or 5, padding PW of 0 to
 /// K − 1 columns, each tap within a step of its output's vector): R output
 /// rows a pass, the input rows read once each, a vector at a time, and
@@ -165,7 +123,7 @@ template <class T> struct TwoPlanes {
 /// columns once, and a tap is the even or odd vector shifted. Steps of L
 /// outputs: phase vector q of step t holds columns S·t·L + S·l + q. The
 /// weight of tap (kh, kw) is weight(kh·K + kw); `planes` reads and writes
-/// (OnePlane, TwoPlanes).
+/// (OnePlane).
 template <class T, int S, int K, int PW, int R, class Planes, class Weight>
 void dwSlide(const Planes &planes, int64_t OH, int64_t PH, Weight weight, typename T::V vb,
              typename T::V vlo, typename T::V vhi) {
@@ -176,9 +134,9 @@ void dwSlide(const Planes &planes, int64_t OH, int64_t PH, Weight weight, typena
   constexpr bool kTwoChains = R < 3;
   constexpr int kFirstShift = slideShift(S, PW, 0), kLastShift = slideShift(S, PW, K - 1);
   static_assert(kFirstShift > -L && kLastShift < L, "a tap beyond the steps either side");
-  // Vectors carried from step to step: none when a row is one step.
-  constexpr bool needPrev = kFirstShift < 0 && !Planes::kOneStep;
-  constexpr bool needNext = kLastShift > 0 && !Planes::kOneStep;
+  // Vectors carried from step to step.
+  constexpr bool needPrev = kFirstShift < 0;
+  constexpr bool needNext = kLastShift > 0;
   // Output row oh0 + r reads input rows S·(oh0 + r) − PH + kh; a pass reads
   // rows S·oh0 − PH + i, i < kIn.
   constexpr int kIn = S * (R - 1) + K;
@@ -322,26 +280,6 @@ void f32_dwconv5x5_slide(const float *src, float *dst, int64_t H, int64_t W, int
   const V vb = T::set1(b), vlo = T::set1(e.lo), vhi = T::set1(e.hi);
   auto weight = [k](int i) { return T::set1(k[i]); };
   dwSlide<T, S, 5, 2, 1>(OnePlane<T>{src, dst, H, W, OW}, OH, PH, weight, vb, vlo, vhi);
-}
-
-/// DepthwisePairFn: the sliding loop on two planes a vector (TwoPlanes),
-/// seven rows a pass (a 7x7 plane in one). With 5x5 weights, 25 vectors
-/// of two halves read from memory, it lost to the KxK loop.
-template <class T>
-void f32_dwconv3x3_pair(const float *src, float *dst, int64_t H, int64_t W, int64_t OH, int64_t OW,
-                        const float *k, const float *k2, float b, float b2,
-                        const DepthwiseClamp &e) {
-  constexpr int L = T::kLanes;
-  // The first plane's outputs lie in the lower half, the second's in the
-  // upper: each half takes its plane's weight.
-  auto halves = [](float lo, float hi) {
-    return T::template alignr<L / 2>(T::set1(hi), T::set1(lo));
-  };
-  RegisterTaps<T> weight;
-  for (int i = 0; i < 9; ++i)
-    weight.w[i] = halves(k[i], k2[i]);
-  dwSlide<T, 1, 3, 1, 7>(TwoPlanes<T>{src, dst, H, W, OH, OW}, OH, 1, weight, halves(b, b2),
-                         T::set1(e.lo), T::set1(e.hi));
 }
 
 /// DepthwisePad1Fn at stride S.

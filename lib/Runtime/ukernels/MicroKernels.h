@@ -101,12 +101,6 @@ using DepthwiseMaskedFn = void (*)(const float *src, float *dst, int64_t H, int6
 using DepthwiseSlide5Fn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
                                    int64_t OW, int64_t PH, const float *k, float b,
                                    const DepthwiseClamp &e);
-/// Two consecutive channel planes (src, then src + H·W; dst likewise) of a
-/// 3x3 depthwise layer at stride 1 with padding 1 on every side, weights
-/// k and k2, biases b and b2: both in one vector, 2·W + 1 ≤ lanes.
-using DepthwisePairFn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
-                                 int64_t OW, const float *k, const float *k2, float b, float b2,
-                                 const DepthwiseClamp &e);
 /// Padding 1 read in place, 24 ≤ W ≤ kDepthwiseMaxWidth.
 using DepthwisePad1Fn = void (*)(const float *src, float *dst, int64_t H, int64_t W, int64_t OH,
                                  int64_t OW, const float *k, float b, const DepthwiseClamp &e);
@@ -125,6 +119,22 @@ struct DepthwiseShape {
 using DepthwiseKxKFn = void (*)(const float *pad, int64_t PWt, float *dst, int64_t OH, int64_t OW,
                                 const DepthwiseShape &s, const float *k, float b,
                                 const DepthwiseClamp &e);
+
+/// A depthwise layer's shapes as the channel-packed loop reads them: the
+/// input plane, the output plane, the kernel, strides, dilations, padding,
+/// and the padded copy's row width PWt (positions).
+struct DepthwisePackedShape {
+  int64_t H, W, OH, OW, KH, KW, SH, SW, DH, DW, PH, PW, PWt;
+};
+/// `count` ≤ lanes channel planes (H×W, one after another) into as many
+/// output planes at dst (OH×OW each), through `pad`, the block's padded
+/// copy (paddedH·PWt positions of lanes floats), and `out`, OH·OW·lanes
+/// floats. Weights k (KH·KW vectors, a tap's lanes channels together) and
+/// biases b (a vector) are packed by channel block, zeros past the layer's
+/// channels.
+using DepthwisePackedFn = void (*)(const float *src, int64_t count, float *dst,
+                                   const DepthwisePackedShape &s, const float *k, const float *b,
+                                   const DepthwiseClamp &e, float *pad, float *out);
 
 /// Output channels per block of the grouped loop (its weights are packed
 /// in tiles of as many).
@@ -193,12 +203,10 @@ struct MicroKernels {
   DepthwiseMaskedFn depthwiseMaskedShort[2];
   /// f32_dwconv5x5_slide by stride - 1; null where masks are slow.
   DepthwiseSlide5Fn depthwiseSlide5[2];
-  /// f32_dwconv3x3_pair; null where masks are slow or vectors have fewer
-  /// than 16 lanes.
-  DepthwisePairFn depthwisePair;
   DepthwisePad1Fn depthwisePad1[2];       ///< f32_dwconv3x3_pad1
   DepthwisePaddedFn depthwisePadded[2];   ///< f32_dwconv3x3_padded
   DepthwiseKxKFn depthwiseKxK[2];         ///< f32_dwconv_padded
+  DepthwisePackedFn depthwisePacked[2];   ///< f32_dwconv_packed, by column stride - 1
 
   GroupedConvFn groupedConv; ///< f32_gconv
   int64_t groupedBlock;      ///< positions per block of groupedConv

@@ -3,6 +3,7 @@
 
 #include "Depthwise3x3.h"
 #include "DepthwiseKxK.h"
+#include "DepthwisePacked.h"
 #include "Epilogue.h"
 #include "GemmPanel.h"
 #include "GemmStrip.h"
@@ -41,8 +42,6 @@ template <class T> MicroKernels buildTable(const char *isa) {
     t.depthwiseMasked[1] = &f32_dwconv3x3_masked<T, 2>;
     t.depthwiseSlide5[0] = &f32_dwconv5x5_slide<T, 1>;
     t.depthwiseSlide5[1] = &f32_dwconv5x5_slide<T, 2>;
-    if constexpr (T::kLanes >= 16)
-      t.depthwisePair = &f32_dwconv3x3_pair<T>;
   }
   if constexpr (!std::is_void_v<typename T::ShortMasked>) {
     t.depthwiseMaskedShort[0] = &f32_dwconv3x3_masked<typename T::ShortMasked, 1>;
@@ -54,6 +53,8 @@ template <class T> MicroKernels buildTable(const char *isa) {
   t.depthwisePadded[1] = &f32_dwconv3x3_padded<N, 2>;
   t.depthwiseKxK[0] = &f32_dwconv_padded<N, 1>;
   t.depthwiseKxK[1] = &f32_dwconv_padded<N, 2>;
+  t.depthwisePacked[0] = &f32_dwconv_packed<T, 1>;
+  t.depthwisePacked[1] = &f32_dwconv_packed<T, 2>;
   // Four vectors of positions on 16 lanes (16 accumulators), two on 8.
   constexpr int kGroupedBlocks = T::kLanes >= 16 ? 4 : 2;
   t.groupedConv = &f32_gconv<T, kGroupedBlocks>;

@@ -18,10 +18,10 @@
 //   the transformed filters pass 16 MiB, 16 tiles per plane or planes of
 //   whole tiles; F(2x2, 3x3) for the others with as many channels on
 //   planes of at most 256 outputs.
-// - Depthwise layers run a direct loop per channel plane (3x3: masked
-//   loads in place where masks are fast, 16 lanes or 8 for short rows;
-//   rows of at most 16 outputs at stride 1 and other kernels: blocks of
-//   rows over a padded copy).
+// - Depthwise layers other than 3x3 ones on rows of more than 16 outputs
+//   run a vector of channels at a time; those a direct loop per channel
+//   plane (masked loads in place where masks are fast, else over a padded
+//   copy).
 // - Other grouped layers of at most 32 output channels a group and sums of
 //   at most 512 terms run a direct loop per group over padded (and, at a
 //   stride, phase-split) planes, without patches.
@@ -151,16 +151,29 @@ constexpr int64_t kBlockFloats = 65536, kMinBlockCols = 128, kMinBlocksPerThread
 /// 512 KB of expanded rows each, and there are as many bands per thread.
 constexpr int64_t kBandMinBytes = 1 << 20, kBandBytes = 512 << 10;
 
+/// Depthwise layers a vector of channels at a time (f32_dwconv_packed):
+/// every kernel but 3x3 at stride 1 or 2, and 3x3 ones on rows of at most
+/// 16 outputs, where the plane loops leave lanes idle. Lone layers at 1
+/// thread, the plane loops before: 5x5 on 14x14 0.119 -> 0.061 ms, on 7x7
+/// 0.089 -> 0.041, at stride 2 onto 14x14 0.103 -> 0.056; 7x7 on 56x56
+/// 0.610 -> 0.346; 3x3 on 7x7 0.029 -> 0.023, on 14x14 0.067 -> 0.056, at
+/// stride 2 onto 7x7 0.043 -> 0.029. 3x3 on 28x28 lost (0.031 -> 0.041):
+/// its nine taps no longer pay for transposing the planes in and out. A
+/// block's padded copy and outputs stay within kPackedMaxBytes (5x5 on
+/// 112x112, 1.7 MB, 0.249 against 0.248 ms), beyond which the plane loops
+/// need a plane at a time.
+constexpr int64_t kPackedMaxRow3x3 = 16, kPackedMaxBytes = 2 << 20;
+
 DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
+  const int64_t packedBytes =
+      (g.paddedH() * g.paddedW() + g.outputs()) * ctx.uks.lanes * int64_t(sizeof(float));
+  if ((g.SW == 1 || g.SW == 2) && (!g.is3x3() || g.OW <= kPackedMaxRow3x3) &&
+      packedBytes <= kPackedMaxBytes)
+    return DepthwiseLoop::Packed;
   if (ctx.uks.depthwiseSlide5[0] && g.KH == 5 && g.KW == 5 && g.DH == 1 && g.DW == 1 &&
       g.SH == g.SW && (g.SW == 1 || g.SW == 2) && g.PW == 2 && g.W <= uk::kDepthwiseMaxWidth &&
       g.OW >= kSlide5MinRow)
     return DepthwiseLoop::Slide5x5;
-  // Planes of at most 7 columns (stride 1, padding 1) two a vector: alone,
-  // a 7-wide row left 9 of 16 lanes idle.
-  if (ctx.uks.depthwisePair && g.is3x3() && g.SW == 1 && g.PH == 1 && g.PW == 1 &&
-      2 * g.W + 1 <= ctx.uks.lanes)
-    return DepthwiseLoop::Pair3x3;
   if (!g.is3x3())
     return g.SH == g.SW && (g.SW == 1 || g.SW == 2) ? DepthwiseLoop::PaddedKxK
                                                     : DepthwiseLoop::Generic;

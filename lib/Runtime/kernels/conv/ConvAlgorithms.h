@@ -34,10 +34,10 @@ enum class DepthwiseLoop {
   Masked3x3,      ///< f32_dwconv3x3_masked, in place, any padding
   MaskedShort3x3, ///< the same on 8 lanes, for rows of at most 8 outputs
   Slide5x5,       ///< f32_dwconv5x5_slide, in place, padding 2
-  Pair3x3,        ///< f32_dwconv3x3_pair: two planes of at most 7 columns a vector
   Pad1x3x3,       ///< f32_dwconv3x3_pad1, padding 1 read in place
   Padded3x3,      ///< f32_dwconv3x3_padded on a zero-padded copy
   PaddedKxK,      ///< f32_dwconv_padded on a zero-padded copy: any kernel, stride 1 or 2
+  Packed,         ///< f32_dwconv_packed: a vector of channels a position, any kernel, stride 1 or 2
   Generic,        ///< any kernel, a pass per tap over a padded copy
 };
 

@@ -1,15 +1,19 @@
-//===- DepthwiseConv.cpp - Depthwise convolution, a plane at a time -------===//
+//===- DepthwiseConv.cpp - Depthwise convolution, planes or channel blocks ===//
 //
-// A direct loop per channel plane, the planes shared over the threads. 3x3
-// layers sum their nine taps in registers and write each output once
-// (f32_dwconv3x3_*, Depthwise3x3.h), ReLU and ReLU6 applied as a clamp in
-// the same loop, and so do 5x5 layers with padding 2 on wide rows
-// (f32_dwconv5x5_slide); 3x3 planes of at most 7 columns run two at a
-// time, side by side in one vector (f32_dwconv3x3_pair); other kernels at stride 1 or 2 do the same
-// from a zero-padded copy of the plane (f32_dwconv_padded, DepthwiseKxK.h), and the rest make a
-// pass per tap over that copy. Activations other than a clamp run over a task's planes together
-// once they are stored: applied plane by plane, a 7x7 plane's 49 outputs were three vectors and a
-// masked tail, and SiLU cost twice as much per output.
+// Small planes and kernels other than 3x3 run a vector of channels at a
+// time (f32_dwconv_packed, DepthwisePacked.h): each block of channels is
+// transposed into a padded copy where one position's channels make a
+// vector, so every tap is a whole-vector multiply-add whatever the plane's
+// width. The rest run a direct loop per channel plane, the planes shared
+// over the threads: 3x3 layers sum their nine taps in registers and write
+// each output once (f32_dwconv3x3_*, Depthwise3x3.h), and so do 5x5
+// layers with padding 2 on wide rows (f32_dwconv5x5_slide); other kernels
+// at stride 1 or 2 do the same from a zero-padded copy of the plane
+// (f32_dwconv_padded, DepthwiseKxK.h), and the rest make a pass per tap
+// over that copy. ReLU and ReLU6 are applied as a clamp in the same loops.
+// Activations other than a clamp run over a task's planes together once
+// they are stored: applied plane by plane, a 7x7 plane's 49 outputs were
+// three vectors and a masked tail, and SiLU cost twice as much per output.
 //
 //===----------------------------------------------------------------------===//
 #include "../../ukernels/MicroKernels.h"
@@ -19,6 +23,7 @@
 #include <cstring>
 #include <limits>
 #include <omp.h>
+#include <vector>
 
 namespace kc::rt {
 namespace {
@@ -26,11 +31,17 @@ namespace {
 class DepthwiseConvKernel final : public ConvKernel {
 public:
   DepthwiseConvKernel(const ConvGeometry &g, const ConvChoice &c, ConvWeights w)
-      : ConvKernel(g, std::move(w)), choice_(c) {}
+      : ConvKernel(g, std::move(w)), choice_(c) {
+    if (c.depthwise == DepthwiseLoop::Packed)
+      packChannels();
+  }
 
   /// Loops that read a padded copy keep one per thread, with a gap after it
-  /// for the vector loops' reads past its last row.
+  /// for the vector loops' reads past its last row; the packed loop its
+  /// block's padded copy and outputs.
   size_t workspaceBytes() const override {
+    if (choice_.depthwise == DepthwiseLoop::Packed)
+      return size_t(threads_) * size_t(packedFloats()) * sizeof(float);
     if (!padded())
       return 0;
     return size_t(threads_) * size_t(planeFloats()) * sizeof(float);
@@ -62,27 +73,8 @@ public:
       });
       return;
     }
-    if (choice_.depthwise == DepthwiseLoop::Pair3x3) {
-      // Planes two at a time (the next channel's, or the next image's
-      // first), the last one of an odd count alone.
-      const int64_t planes = g.N * g.C;
-      const float *k = w_.w.data<float>();
-      auto biasOf = [&](int64_t c) { return bias ? bias[c] : 0.f; };
-      runTasks(
-          y, 0,
-          [&](int64_t plane) {
-            int64_t c = plane % g.C, c2 = (plane + 1) % g.C;
-            const float *src = x + plane * g.H * g.W;
-            float *dst = y + plane * HW;
-            if (plane + 1 < planes)
-              uks.depthwisePair(src, dst, g.H, g.W, g.OH, g.OW, k + c * 9, k + c2 * 9, biasOf(c),
-                                biasOf(c2), e);
-            else
-              uks.depthwiseMasked[0](src, dst, g.H, g.W, g.OH, g.OW, 1, 1, k + c * 9, biasOf(c), e);
-          },
-          2);
-      return;
-    }
+    if (choice_.depthwise == DepthwiseLoop::Packed)
+      return runPacked(x, y, ws);
     if (choice_.depthwise == DepthwiseLoop::Slide5x5) {
       const uk::DepthwiseSlide5Fn slide = uks.depthwiseSlide5[g.SW - 1];
       runTasks(y, 0, [&](int64_t plane) {
@@ -136,30 +128,75 @@ private:
     return act_ == Act::None ||
            (choice_.depthwise != DepthwiseLoop::Generic && depthwiseClampIsWhole(act_));
   }
-  /// plane(p) for every `unit`-th plane p (each call does planes [p, p +
-  /// unit)), shared over at most maxThreads threads (0: any) in tasks of
-  /// whole units, each task's outputs then through the activation the
-  /// loops' clamp leaves out. A task takes enough planes for one long
-  /// activation loop, while leaving every thread several.
-  template <class PlaneFn>
-  void runTasks(float *y, int maxThreads, PlaneFn &&plane, int64_t unit = 1) const {
+  /// plane(p) for every plane p, shared over at most maxThreads threads
+  /// (0: any), each task's outputs then through the activation the loops'
+  /// clamp leaves out. A task takes enough planes for one long activation
+  /// loop, while leaving every thread several.
+  template <class PlaneFn> void runTasks(float *y, int maxThreads, PlaneFn &&plane) const {
     const int64_t HW = g_.OH * g_.OW, planes = g_.N * g_.C;
     if (clampsOnly())
-      return parallelFor((planes + unit - 1) / unit, true, [&](int64_t u) { plane(u * unit); },
-                         maxThreads);
+      return parallelFor(planes, true, plane, maxThreads);
     int64_t per = std::max<int64_t>(
         1, std::min(kActivateRun / std::max<int64_t>(1, HW), planes / (4 * int64_t(threads_))));
-    per = (per + unit - 1) / unit * unit;
     const uk::BiasActFn act = uk::microKernels().biasAct[int(act_)][0];
     const float zero = 0.f;
     parallelFor((planes + per - 1) / per, true,
                 [&](int64_t task) {
                   int64_t p0 = task * per, p1 = std::min(planes, p0 + per);
-                  for (int64_t p = p0; p < p1; p += unit)
+                  for (int64_t p = p0; p < p1; ++p)
                     plane(p);
                   act(y + p0 * HW, (p1 - p0) * HW, &zero, slope_);
                 },
                 maxThreads);
+  }
+
+  /// The channel-packed loop: blocks of `lanes` channels of one image,
+  /// shared over the threads, each through its thread's padded copy.
+  void runPacked(const float *x, float *y, float *ws) const {
+    const ConvGeometry &g = g_;
+    const int64_t L = uk::microKernels().lanes, blocks = (g.C + L - 1) / L;
+    const int64_t HW = g.H * g.W, OHW = g.OH * g.OW;
+    const uk::DepthwisePackedFn packed = uk::microKernels().depthwisePacked[g.SW - 1];
+    const uk::DepthwisePackedShape s{g.H,  g.W,  g.OH, g.OW, g.KH, g.KW,       g.SH,
+                                     g.SW, g.DH, g.DW, g.PH, g.PW, g.paddedW()};
+    const uk::DepthwiseClamp e = clampOf(act_);
+    const uk::BiasActFn act = clampsOnly() ? nullptr : uk::microKernels().biasAct[int(act_)][0];
+    const float zero = 0.f;
+    parallelFor(
+        g.N * blocks, true,
+        [&](int64_t task) {
+          int64_t n = task / blocks, c0 = task % blocks * L, count = std::min(L, g.C - c0);
+          float *pad = ws + size_t(omp_get_thread_num()) * packedFloats();
+          float *dst = y + (n * g.C + c0) * OHW;
+          packed(x + (n * g.C + c0) * HW, count, dst, s, packedWeights_.data() + c0 * g.KH * g.KW,
+                 packedBias_.data() + c0, e, pad, pad + padFloats());
+          if (act)
+            act(dst, count * OHW, &zero, slope_);
+        },
+        threads_);
+  }
+
+  /// Weights by blocks of `lanes` channels, a tap's channels together, and
+  /// the biases, zeros past the last channel.
+  void packChannels() {
+    const ConvGeometry &g = g_;
+    const int64_t L = uk::microKernels().lanes, taps = g.KH * g.KW;
+    const int64_t channels = (g.C + L - 1) / L * L;
+    const float *w = w_.w.data<float>(), *bias = w_.bias();
+    packedWeights_.assign(size_t(channels * taps), 0.f);
+    packedBias_.assign(size_t(channels), 0.f);
+    for (int64_t c = 0; c < g.C; ++c) {
+      for (int64_t t = 0; t < taps; ++t)
+        packedWeights_[size_t((c / L * taps + t) * L + c % L)] = w[c * taps + t];
+      packedBias_[size_t(c)] = bias ? bias[c] : 0.f;
+    }
+  }
+  /// One block's padded copy; with its outputs.
+  int64_t padFloats() const {
+    return perThreadFloats(g_.paddedH() * g_.paddedW() * uk::microKernels().lanes);
+  }
+  int64_t packedFloats() const {
+    return padFloats() + perThreadFloats(g_.OH * g_.OW * uk::microKernels().lanes);
   }
 
   bool padded() const {
@@ -200,6 +237,7 @@ private:
   }
 
   ConvChoice choice_;
+  std::vector<float> packedWeights_, packedBias_; ///< Packed
 };
 
 } // namespace
