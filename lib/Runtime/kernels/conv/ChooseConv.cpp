@@ -18,7 +18,7 @@
 //   the transformed filters pass 16 MiB, 16 tiles per plane or planes of
 //   whole tiles; F(2x2, 3x3) for the others with as many channels on
 //   planes of at most 256 outputs.
-// - Depthwise layers other than 3x3 ones on rows of more than 16 outputs
+// - Depthwise layers other than 3x3 ones on rows of more than 16 inputs
 //   run a vector of channels at a time; those a direct loop per channel
 //   plane (masked loads in place where masks are fast, else over a padded
 //   copy).
@@ -153,12 +153,13 @@ constexpr int64_t kBandMinBytes = 1 << 20, kBandBytes = 512 << 10;
 
 /// Depthwise layers a vector of channels at a time (f32_dwconv_packed):
 /// every kernel but 3x3 at stride 1 or 2, and 3x3 ones on rows of at most
-/// 16 outputs, where the plane loops leave lanes idle. Lone layers at 1
+/// 16 inputs, where the plane loops leave lanes idle. Lone layers at 1
 /// thread, the plane loops before: 5x5 on 14x14 0.119 -> 0.061 ms, on 7x7
 /// 0.089 -> 0.041, at stride 2 onto 14x14 0.103 -> 0.056; 7x7 on 56x56
 /// 0.610 -> 0.346; 3x3 on 7x7 0.029 -> 0.023, on 14x14 0.067 -> 0.056, at
-/// stride 2 onto 7x7 0.043 -> 0.029. 3x3 on 28x28 lost (0.031 -> 0.041):
-/// its nine taps no longer pay for transposing the planes in and out. A
+/// stride 2 from 14x14 0.043 -> 0.029. 3x3 on 28x28 lost (0.031 ->
+/// 0.041), and at stride 2 from 28x28 (0.025 -> 0.027): their nine taps
+/// no longer pay for transposing the planes in and out. A
 /// block's padded copy and outputs stay within kPackedMaxBytes (5x5 on
 /// 112x112, 1.7 MB, 0.249 against 0.248 ms), beyond which the plane loops
 /// need a plane at a time.
@@ -167,7 +168,7 @@ constexpr int64_t kPackedMaxRow3x3 = 16, kPackedMaxBytes = 2 << 20;
 DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
   const int64_t packedBytes =
       (g.paddedH() * g.paddedW() + g.outputs()) * ctx.uks.lanes * int64_t(sizeof(float));
-  if ((g.SW == 1 || g.SW == 2) && (!g.is3x3() || g.OW <= kPackedMaxRow3x3) &&
+  if ((g.SW == 1 || g.SW == 2) && (!g.is3x3() || g.W <= kPackedMaxRow3x3) &&
       packedBytes <= kPackedMaxBytes)
     return DepthwiseLoop::Packed;
   if (ctx.uks.depthwiseSlide5[0] && g.KH == 5 && g.KW == 5 && g.DH == 1 && g.DW == 1 &&
