@@ -159,10 +159,10 @@ constexpr int64_t kBandMinBytes = 1 << 20, kBandBytes = 512 << 10;
 /// 0.610 -> 0.346; 3x3 on 7x7 0.029 -> 0.023, on 14x14 0.067 -> 0.056, at
 /// stride 2 from 14x14 0.043 -> 0.029. 3x3 on 28x28 lost (0.031 ->
 /// 0.041), and at stride 2 from 28x28 (0.025 -> 0.027): their nine taps
-/// no longer pay for transposing the planes in and out. A
-/// block's padded copy and outputs stay within kPackedMaxBytes (5x5 on
-/// 112x112, 1.7 MB, 0.249 against 0.248 ms), beyond which the plane loops
-/// need a plane at a time.
+/// no longer pay for transposing the planes in and out. A block's padded
+/// copy and outputs stay within kPackedMaxBytes (5x5 on 112x112, 1.7 MB,
+/// 0.249 against 0.248 ms), beyond which the plane loops need a plane at
+/// a time.
 constexpr int64_t kPackedMaxRow3x3 = 16, kPackedMaxBytes = 2 << 20;
 
 DepthwiseLoop depthwiseLoop(const ConvGeometry &g, const ConvContext &ctx) {
