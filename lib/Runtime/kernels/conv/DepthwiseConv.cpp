@@ -162,14 +162,15 @@ private:
     const uk::DepthwiseClamp e = clampOf(act_);
     const uk::BiasActFn act = clampsOnly() ? nullptr : uk::microKernels().biasAct[int(act_)][0];
     const float zero = 0.f;
+    const int64_t region = packedFloats(), outAt = padFloats();
     parallelFor(
         g.N * blocks, true,
         [&](int64_t task) {
           int64_t n = task / blocks, c0 = task % blocks * L, count = std::min(L, g.C - c0);
-          float *pad = ws + size_t(omp_get_thread_num()) * packedFloats();
+          float *pad = ws + size_t(omp_get_thread_num()) * region;
           float *dst = y + (n * g.C + c0) * OHW;
           packed(x + (n * g.C + c0) * HW, count, dst, s, packedWeights_.data() + c0 * g.KH * g.KW,
-                 packedBias_.data() + c0, e, pad, pad + padFloats());
+                 packedBias_.data() + c0, e, pad, pad + outAt);
           if (act)
             act(dst, count * OHW, &zero, slope_);
         },
