@@ -1670,6 +1670,53 @@ TEST_CASE("kernel: nn.Linear on 48 random shapes against the reference") {
   }
 }
 
+TEST_CASE("kernel: nn.Linear over many rows, blocks of rows on the threads, GELU fused") {
+  // Above 256 rows at 2 threads, blocks of rows (at most 512 KB of
+  // outputs each: 336 rows of 384 features) go to the threads, each
+  // block's bias and GELU applied after its sgemm. 1500 rows are four full
+  // blocks and one of 156; 1 thread runs one sgemm. Fused and not.
+  std::mt19937 rng(1825);
+  const int64_t rows = 1500, in = 40, out = 384;
+  auto x = uniform(rng, rows * in), w = uniform(rng, out * in), b = uniform(rng, out);
+  std::vector<double> ref;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double acc = b[size_t(o)];
+      for (int64_t i = 0; i < in; ++i)
+        acc += double(x[size_t(r * in + i)]) * double(w[size_t(o * in + i)]);
+      ref.push_back(acc * 0.5 * (1.0 + std::erf(acc / std::sqrt(2.0))));
+    }
+  auto constant = [](const std::string &name, const Dims &shape, const std::vector<float> &v) {
+    std::vector<uint8_t> bytes(v.size() * sizeof(float));
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+    return Expr(
+        tensorConstant(name, tensorType(DType::F32, shape), TensorData::owned(std::move(bytes))));
+  };
+  Var xv = var("x", tensorType(DType::F32, {rows, in}));
+  Call lin = call("nn.Linear",
+                  {Expr(xv), constant("fc.weight", {out, in}, w), constant("fc.bias", {out}, b)},
+                  {{"in_features", i64(in)}, {"out_features", i64(out)}, {"bias", flag(true)}},
+                  {ArgKey{}, {ArgRole::Weight, "weight"}, {ArgRole::Weight, "bias"}}, "fc");
+  Call gelu = call("nn.GELU", {Expr(lin)}, {}, {}, "gelu");
+  auto m = std::make_shared<Module>();
+  m->add(make<const FunctionNode>("main", std::vector<Var>{xv}, Expr(gelu), Type(), false));
+  inferOrFail(*m);
+  test::fuseOps(*m);
+  test::ScopedThreadCount restore;
+  for (int threads : {1, 2})
+    for (bool fuse : {true, false}) {
+      std::string what = std::to_string(threads) + " thread(s)" + (fuse ? ", fused" : "");
+      rt::CompileOptions opts;
+      opts.fuseActivations = fuse;
+      opts.numThreads = threads;
+      auto cm = rt::CompiledModel::compile(*m, opts);
+      REQUIRE_MESSAGE(bool(cm), (cm ? "" : llvm::toString(cm.takeError())));
+      auto outs = (*cm)->run({tensorOf({rows, in}, x)});
+      REQUIRE_MESSAGE(bool(outs), (outs ? "" : llvm::toString(outs.takeError())));
+      expectClose((*outs)[0], {rows, out}, ref, what);
+    }
+}
+
 namespace {
 /// Self-attention through nn.MultiheadAttention against a double-precision
 /// reference: projections, per-head softmax(Q Kᵀ / sqrt(d)) V, output

@@ -1,14 +1,16 @@
 //===- Linear.cpp - nn.Linear ---------------------------------------------===//
 //
 // y = x Wᵀ + b over all leading dims at once: kc's panel kernel over the
-// weight packed once for up to 256 rows, else one sgemm with the weight
-// (out × in, row-major as PyTorch stores it) read transposed in place.
+// weight packed once for up to 256 rows, else sgemm with the weight (out ×
+// in, row-major as PyTorch stores it) read transposed in place, by blocks
+// of rows on the threads.
 //
 //===----------------------------------------------------------------------===//
 #include "Blas.h"
 #include "CallInfo.h"
 #include "Epilogue.h"
 #include "PackedGemm.h"
+#include "Parallel.h"
 #include "PreparedWeight.h"
 
 #include <algorithm>
@@ -45,16 +47,45 @@ public:
       gemmPackedRows(packed.data<float>(), out_, in_, x, in_, rows_, y, out_,
                      static_cast<float *>(ctx.workspace));
     } else {
-      sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w_.data<float>(), in_, 0.f, y, out_);
+      return runBlocks(x, y, epilogue(y, in));
     }
-    const float *b = b_.defined() && b_.numel() ? b_.data<float>() : nullptr;
-    const BlockEpilogue ep = epilogue(y, in);
-    for (int64_t r = 0; r < rows_; ++r)
-      rowBiasActivation(y + r * out_, out_, b, ep.storeAct(), slope_);
-    ep.afterStore(y, rows_, out_, out_);
+    finish(y, 0, rows_, epilogue(y, in));
   }
 
 private:
+  /// Bias, activation and expression on rows [r0, r0 + n) of y.
+  void finish(float *y, int64_t r0, int64_t n, const BlockEpilogue &ep) const {
+    const float *b = b_.defined() && b_.numel() ? b_.data<float>() : nullptr;
+    for (int64_t r = r0; r < r0 + n; ++r)
+      rowBiasActivation(y + r * out_, out_, b, ep.storeAct(), slope_);
+    ep.afterStore(y + r0 * out_, n, out_, out_);
+  }
+
+  /// With threads, blocks of rows go to them, each thread's sgemm followed
+  /// by its block's bias and activation while the outputs are still in
+  /// L2: after one sgemm over all rows, a large output went out to memory
+  /// and came back for its bias and activation on the calling thread
+  /// alone. At 1 thread one sgemm runs: OpenBLAS packs the weight again
+  /// for each block, which cost more than the epilogue's pass saved.
+  void runBlocks(const float *x, float *y, const BlockEpilogue &ep) const {
+    const int64_t block =
+        std::max<int64_t>(kMinBlockRows, kBlockBytes / (out_ * int64_t(sizeof(float))) / 16 * 16);
+    const int64_t blocks = (rows_ + block - 1) / block;
+    if (!useThreads(blocks >= 2 * int64_t(omp_get_max_threads()))) {
+      sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w_.data<float>(), in_, 0.f, y, out_);
+      return finish(y, 0, rows_, ep);
+    }
+    parallelFor(blocks, true, [&](int64_t i) {
+      const int64_t r0 = i * block, n = std::min(block, rows_ - r0);
+      sgemm(false, true, n, out_, in_, 1.f, x + r0 * in_, in_, w_.data<float>(), in_, 0.f,
+            y + r0 * out_, out_);
+      finish(y, r0, n, ep);
+    });
+  }
+
+  /// Rows of output a block holds at most (half of a 1 MB L2), and at least.
+  static constexpr int64_t kBlockBytes = 512 << 10, kMinBlockRows = 32;
+
   /// Rows for the panel kernel: fewer than sgemm wants, down to one. A
   /// classifier's weight is read once a run, from memory in a model larger
   /// than the caches; packed, it is one sequential stream, which the
