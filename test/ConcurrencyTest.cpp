@@ -55,8 +55,16 @@ bool sameBytes(const std::vector<rt::Tensor> &a, const std::vector<rt::Tensor> &
   return true;
 }
 
-void runConcurrently(const std::string &dir, bool perRunThreads) {
-  INFO(dir << (perRunThreads ? ", threads per run" : ""));
+/// How the caller's threads are made: std::thread, or the threads of an
+/// OpenMP parallel region of its own (inside which every team kc opens
+/// has one thread, and a worksharing loop kc runs outside a team of its
+/// own would be shared out among the caller's threads).
+enum class Callers { Threads, OmpRegion };
+
+void runConcurrently(const std::string &dir, bool perRunThreads,
+                     Callers callers = Callers::Threads) {
+  INFO(dir << (perRunThreads ? ", threads per run" : "")
+           << (callers == Callers::OmpRegion ? ", from an OpenMP region" : ""));
   test::ScopedThreadCount restore;
   auto m = test::loadForRun(dir + "/model.pnnx.param", test::RunConfig{true, 2});
   REQUIRE_MESSAGE(bool(m), llvm::toString(m.takeError()));
@@ -78,27 +86,34 @@ void runConcurrently(const std::string &dir, bool perRunThreads) {
     REQUIRE(!sameBytes(expected[0], expected[t])); // the inputs tell the runs apart
 
   std::atomic<int> wrong{0}, failed{0}, leaked{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      omp_set_num_threads(3); // the caller's own setting, which runs must not change
-      rt::RunOptions ro;
-      for (int r = 0; r < kRuns; ++r) {
-        if (perRunThreads)
-          ro.numThreads = 1 + (r + t) % 2;
-        auto out = model.run(inputs[size_t(t)], ro);
-        if (!out) {
-          llvm::consumeError(out.takeError());
-          ++failed;
-        } else if (!sameBytes(*out, expected[size_t(t)])) {
-          ++wrong;
-        }
-        leaked += omp_get_max_threads() != 3;
+  const int runs = callers == Callers::OmpRegion ? kRuns / 10 : kRuns;
+  auto caller = [&](int t) {
+    omp_set_num_threads(3); // the caller's own setting, which runs must not change
+    rt::RunOptions ro;
+    for (int r = 0; r < runs; ++r) {
+      if (perRunThreads)
+        ro.numThreads = 1 + (r + t) % 2;
+      auto out = model.run(inputs[size_t(t)], ro);
+      if (!out) {
+        llvm::consumeError(out.takeError());
+        ++failed;
+      } else if (!sameBytes(*out, expected[size_t(t)])) {
+        ++wrong;
       }
-    });
-  for (std::thread &th : threads)
-    th.join();
-  MESSAGE(dir << ": " << kThreads << " threads x " << kRuns << " runs, " << wrong.load()
+      leaked += omp_get_max_threads() != 3;
+    }
+  };
+  if (callers == Callers::OmpRegion) {
+#pragma omp parallel num_threads(kThreads)
+    caller(omp_get_thread_num());
+  } else {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back(caller, t);
+    for (std::thread &th : threads)
+      th.join();
+  }
+  MESSAGE(dir << ": " << kThreads << " threads x " << runs << " runs, " << wrong.load()
               << " wrong, " << failed.load() << " failed");
   CHECK(failed.load() == 0);
   CHECK(wrong.load() == 0);
@@ -111,4 +126,12 @@ TEST_CASE("concurrency: one model run from 4 threads at once") {
   for (const char *dir : {"/examples/cnn_basic", "/test/zoo/tiny_mobilenet_v3"})
     runConcurrently(std::string(KC_SOURCE_DIR) + dir, false);
   runConcurrently(std::string(KC_SOURCE_DIR) + "/examples/cnn_basic", true);
+}
+
+TEST_CASE("concurrency: one model run from the threads of the caller's OpenMP region") {
+  // Kernels that share a loop out over their team (`omp for`) must share
+  // it over a team of their own: bound to the caller's region, each
+  // caller's run would do only its share of its own loop.
+  for (const char *dir : {"/examples/cnn_basic", "/test/zoo/tiny_mobilenet_v3"})
+    runConcurrently(std::string(KC_SOURCE_DIR) + dir, false, Callers::OmpRegion);
 }

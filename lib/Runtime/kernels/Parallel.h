@@ -31,18 +31,67 @@ inline int teamSize(bool worthIt, int maxThreads) {
   return maxThreads > 0 && maxThreads < t ? maxThreads : t;
 }
 
+namespace detail {
+/// Whether this thread is running in a team kc opened: set for its
+/// threads by OwnTeam while they run a region's body.
+inline thread_local bool inOwnTeam = false;
+} // namespace detail
+
+/// Marks the calling thread as one of a team kc opened, for the scope.
+class OwnTeam {
+public:
+  OwnTeam() : saved_(detail::inOwnTeam) { detail::inOwnTeam = true; }
+  ~OwnTeam() { detail::inOwnTeam = saved_; }
+  OwnTeam(const OwnTeam &) = delete;
+  OwnTeam &operator=(const OwnTeam &) = delete;
+
+private:
+  bool saved_;
+};
+
+/// f() on the calling thread as a team of one of its own, inside any
+/// parallel region: for a team's body that calls code sharing its loops
+/// out with `omp for`, which would otherwise bind to the enclosing team.
+template <class F> void alone(F &&f) {
+  if (!omp_in_parallel())
+    return f();
+#pragma omp parallel num_threads(1)
+  {
+    OwnTeam own;
+    f();
+  }
+}
+
+/// f() on the calling thread. Inside a parallel region of the caller's
+/// (an application running models from its own OpenMP threads), f runs
+/// alone: kernels index per-thread scratch by omp_get_thread_num() and
+/// share loops with `omp for`, which there would take the caller's thread
+/// number (past the scratch kc sized) and share the loop out among the
+/// caller's threads.
+template <class F> void onThisThread(F &&f) {
+  if (detail::inOwnTeam)
+    return f();
+  alone(f);
+}
+
 /// body(i) for i in [0, n): statically shared over a team of
 /// teamSize(worthIt, maxThreads) threads, or a plain loop on the calling
 /// thread.
 template <class Body> void parallelFor(int64_t n, bool worthIt, Body &&body, int maxThreads = 0) {
   int team = n > 1 ? teamSize(worthIt, maxThreads) : 1;
   if (team > 1) {
-#pragma omp parallel for schedule(static) num_threads(team)
-    for (int64_t i = 0; i < n; ++i)
-      body(i);
+#pragma omp parallel num_threads(team)
+    {
+      OwnTeam own;
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; ++i)
+        body(i);
+    }
   } else {
-    for (int64_t i = 0; i < n; ++i)
-      body(i);
+    onThisThread([&] {
+      for (int64_t i = 0; i < n; ++i)
+        body(i);
+    });
   }
 }
 
@@ -53,9 +102,12 @@ template <class F> void parallelRegion(bool worthIt, int maxThreads, F &&f) {
   int team = teamSize(worthIt, maxThreads);
   if (team > 1) {
 #pragma omp parallel num_threads(team)
-    f();
+    {
+      OwnTeam own;
+      f();
+    }
   } else {
-    f();
+    onThisThread(f);
   }
 }
 

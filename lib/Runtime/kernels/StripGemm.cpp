@@ -7,8 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "StripGemm.h"
-#include "PackedGemm.h"
 #include "Copy.h"
+#include "PackedGemm.h"
+#include "Parallel.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -119,6 +120,7 @@ void gemmStrips(const float *packedA, int64_t M, int64_t K, int64_t N, StripBloc
   const StripSchedule &plan = schedules->forThreads(threads);
 #pragma omp parallel num_threads(threads)
   {
+    OwnTeam own;
     // A team smaller than asked for takes the missing threads' shares too.
     int self = omp_get_thread_num(), team = omp_get_num_threads();
     for (int t = self; t < threads; t += team)

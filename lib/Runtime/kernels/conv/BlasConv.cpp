@@ -9,6 +9,7 @@
 // input as B.
 //
 //===----------------------------------------------------------------------===//
+#include "../Parallel.h"
 #include "ConvAlgorithms.h"
 #include "Patches.h"
 
@@ -60,20 +61,24 @@ private:
                    int threads, const BlockEpilogue &ep) const {
     const ConvGeometry &g = g_;
     const int64_t HW = g.outputs(), K = g.K(), OCg = g.OCg(), blockRows = choice_.blockRows;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t blk = 0; blk < blocks_; ++blk) {
-      int64_t oh0 = blk * blockRows, oh1 = std::min(g.OH, oh0 + blockRows);
-      int64_t c0 = oh0 * g.OW, cols = (oh1 - oh0) * g.OW;
-      const float *B = xg + c0;
-      int64_t ldb = HW;
-      if (!g.pointwise()) {
-        float *col = ws + size_t(omp_get_thread_num()) * K * blockRows * g.OW;
-        im2col(xg, col, g.Cg(), g, oh0, oh1, false);
-        B = col, ldb = cols;
+#pragma omp parallel num_threads(threads)
+    {
+      OwnTeam own;
+#pragma omp for schedule(static)
+      for (int64_t blk = 0; blk < blocks_; ++blk) {
+        int64_t oh0 = blk * blockRows, oh1 = std::min(g.OH, oh0 + blockRows);
+        int64_t c0 = oh0 * g.OW, cols = (oh1 - oh0) * g.OW;
+        const float *B = xg + c0;
+        int64_t ldb = HW;
+        if (!g.pointwise()) {
+          float *col = ws + size_t(omp_get_thread_num()) * K * blockRows * g.OW;
+          im2col(xg, col, g.Cg(), g, oh0, oh1, false);
+          B = col, ldb = cols;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(OCg), int(cols), int(K), 1.f, wg,
+                    int(K), B, int(ldb), 0.f, yg + c0, int(HW));
+        ep(yg + c0, OCg, cols, HW, bias);
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(OCg), int(cols), int(K), 1.f, wg,
-                  int(K), B, int(ldb), 0.f, yg + c0, int(HW));
-      ep(yg + c0, OCg, cols, HW, bias);
     }
   }
 
