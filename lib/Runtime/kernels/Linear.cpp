@@ -1,12 +1,11 @@
 //===- Linear.cpp - nn.Linear ---------------------------------------------===//
 //
-// y = x Wᵀ + b over all leading dims at once: kc's panel kernel over the
-// weight packed once for up to 256 rows, else sgemm with the weight (out ×
-// in, row-major as PyTorch stores it) read transposed in place, by blocks
-// of rows on the threads.
+// y = x Wᵀ + b over all leading dims at once, on kc's panel kernel over the
+// weight packed once: blocks of rows, each block's bias, activation and
+// expression applied right after its product, while the block is in
+// cache; with enough blocks they go to the threads.
 //
 //===----------------------------------------------------------------------===//
-#include "Blas.h"
 #include "CallInfo.h"
 #include "Epilogue.h"
 #include "PackedGemm.h"
@@ -23,36 +22,63 @@ public:
   /// `mapped`, when given, holds the weight's bytes in the mapped .bin (w
   /// may view them): their pages are released once the weight is packed.
   LinearKernel(int64_t rows, int64_t in, int64_t out, Tensor w, Tensor b, TensorDataPtr mapped)
-      : rows_(rows), in_(in), out_(out), b_(std::move(b)), mapped_(std::move(mapped)) {
+      : rows_(rows), in_(in), out_(out), b_(std::move(b)), mapped_(std::move(mapped)),
+        packed_(std::move(w), "linear-panels", mapped_) {
     takesExpression_ = true;
-    if (packs())
-      packed_ = std::make_unique<PreparedWeight>(std::move(w), "linear-panels", mapped_);
-    else
-      w_ = std::move(w);
   }
 
-  /// The rows of x as strips of B, for the panel kernel.
+  /// A block's rows of x as strips of B, on each thread.
   size_t workspaceBytes() const override {
-    return packs() ? packedColumnsScratch(in_, rows_) * sizeof(float) : 0;
+    if (in_ == 0)
+      return 0;
+    return size_t(omp_get_max_threads()) * size_t(blockFloats()) * sizeof(float);
   }
 
   void run(KernelInputs in, KernelOutputs out, ExecContext &ctx) const override {
     float *y = out[0]->data<float>();
     const float *x = in[0]->data<float>();
+    const BlockEpilogue ep = epilogue(y, in);
     if (in_ == 0) {
-      // No input features: the product is zero (BLAS refuses k = 0).
+      // No input features: the product is zero.
       std::fill(y, y + rows_ * out_, 0.f);
-    } else if (packs()) {
-      const Tensor &packed = packed_->get([&](const Tensor &w) { return packWeight(w); });
-      gemmPackedRows(packed.data<float>(), out_, in_, x, in_, rows_, y, out_,
-                     static_cast<float *>(ctx.workspace));
-    } else {
-      return runBlocks(x, y, epilogue(y, in));
+      return finish(y, 0, rows_, ep);
     }
-    finish(y, 0, rows_, epilogue(y, in));
+    const float *packed = packed_.get([&](const Tensor &w) { return packWeight(w); }).data<float>();
+    float *ws = static_cast<float *>(ctx.workspace);
+    const int64_t block = blockRows(), blocks = (rows_ + block - 1) / block;
+    const int team = teamSize(blocks >= 2 * int64_t(omp_get_max_threads()), 0);
+    auto one = [&](int64_t i, float *scratch) {
+      const int64_t r0 = i * block, n = std::min(block, rows_ - r0);
+      gemmPackedRows(packed, out_, in_, x + r0 * in_, in_, n, y + r0 * out_, out_, scratch);
+      finish(y, r0, n, ep);
+    };
+    // Few blocks run one after another, each product over the threads;
+    // shared out, each block's product runs as a team of its own thread.
+    if (team > 1)
+      parallelFor(blocks, true, [&](int64_t i) {
+        float *mine = ws + omp_get_thread_num() * blockFloats();
+        alone([&] { one(i, mine); });
+      });
+    else
+      for (int64_t i = 0; i < blocks; ++i)
+        one(i, ws);
   }
 
 private:
+  /// Rows a block takes: whole strips of 6 (the panel kernel's columns),
+  /// its outputs and its packed rows of x each within kBlockBytes, at
+  /// least kMinBlockRows (the weight streams once a block). Above 256
+  /// rows the layer was one sgemm, then a pass over the whole output for
+  /// the bias and activation on the calling thread (docs/performance.md).
+  int64_t blockRows() const {
+    const int64_t widest = std::max(in_, out_) * int64_t(sizeof(float));
+    const int64_t rows = std::max(kMinBlockRows, kBlockBytes / widest / 6 * 6);
+    return std::min(rows, (rows_ + 5) / 6 * 6);
+  }
+  int64_t blockFloats() const {
+    return perThreadFloats(int64_t(packedColumnsScratch(in_, blockRows())));
+  }
+
   /// Bias, activation and expression on rows [r0, r0 + n) of y.
   void finish(float *y, int64_t r0, int64_t n, const BlockEpilogue &ep) const {
     const float *b = b_.defined() && b_.numel() ? b_.data<float>() : nullptr;
@@ -60,39 +86,6 @@ private:
       rowBiasActivation(y + r * out_, out_, b, ep.storeAct(), slope_);
     ep.afterStore(y + r0 * out_, n, out_, out_);
   }
-
-  /// With threads, blocks of rows go to them, each thread's sgemm followed
-  /// by its block's bias and activation while the outputs are still in
-  /// L2: after one sgemm over all rows, a large output went out to memory
-  /// and came back for its bias and activation on the calling thread
-  /// alone. At 1 thread one sgemm runs: OpenBLAS packs the weight again
-  /// for each block, which cost more than the epilogue's pass saved.
-  void runBlocks(const float *x, float *y, const BlockEpilogue &ep) const {
-    const int64_t block =
-        std::max<int64_t>(kMinBlockRows, kBlockBytes / (out_ * int64_t(sizeof(float))) / 16 * 16);
-    const int64_t blocks = (rows_ + block - 1) / block;
-    if (!useThreads(blocks >= 2 * int64_t(omp_get_max_threads()))) {
-      sgemm(false, true, rows_, out_, in_, 1.f, x, in_, w_.data<float>(), in_, 0.f, y, out_);
-      return finish(y, 0, rows_, ep);
-    }
-    parallelFor(blocks, true, [&](int64_t i) {
-      const int64_t r0 = i * block, n = std::min(block, rows_ - r0);
-      sgemm(false, true, n, out_, in_, 1.f, x + r0 * in_, in_, w_.data<float>(), in_, 0.f,
-            y + r0 * out_, out_);
-      finish(y, r0, n, ep);
-    });
-  }
-
-  /// Rows of output a block holds at most (half of a 1 MB L2), and at least.
-  static constexpr int64_t kBlockBytes = 512 << 10, kMinBlockRows = 32;
-
-  /// Rows for the panel kernel: fewer than sgemm wants, down to one. A
-  /// classifier's weight is read once a run, from memory in a model larger
-  /// than the caches; packed, it is one sequential stream, which the
-  /// hardware's prefetch keeps up with better than the several rows at
-  /// once of a matrix-vector product per row (cblas_sgemv;
-  /// docs/performance.md). sgemm would pack the whole weight on every call.
-  bool packs() const { return in_ > 0 && rows_ <= kPackedRowsMax; }
 
   /// w in panels. The mapped pages of the original are released, so the
   /// weight is not resident twice.
@@ -104,10 +97,13 @@ private:
     return p;
   }
 
+  /// Half of a 1 MB L2; rows a block takes at least.
+  static constexpr int64_t kBlockBytes = 512 << 10, kMinBlockRows = 96;
+
   int64_t rows_, in_, out_;
-  Tensor w_, b_;                           ///< w_ unless packed_
-  std::unique_ptr<PreparedWeight> packed_; ///< the weight in panels, when packs()
+  Tensor b_;
   TensorDataPtr mapped_;
+  PreparedWeight packed_; ///< the weight in panels
 };
 
 llvm::Expected<std::unique_ptr<OpKernel>> makeLinear(const CallNode &c, const CallShapes &io) {
