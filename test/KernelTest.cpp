@@ -1635,11 +1635,10 @@ TEST_CASE("kernel: nn.Linear with few rows (one strip of columns)") {
   checkLinear({1, 7}, 3, rng, "1 row, 7 -> 3 (one thread)");
 }
 
-TEST_CASE("kernel: nn.Linear on the packed-weight kernel and on sgemm") {
-  // Up to 256 rows the weight is packed in panels of 16 outputs and the
-  // rows taken 6 at a time: 5 rows are one partial strip, 17 rows two
-  // strips and a partial one, 250 outputs 15 panels and a partial one.
-  // Above 256 rows, one sgemm.
+TEST_CASE("kernel: nn.Linear on the packed-weight kernel, strips whole and partial") {
+  // The weight is packed in panels of 16 outputs and the rows taken 6 at
+  // a time: 5 rows are one partial strip, 17 rows two strips and a partial
+  // one, 250 outputs 15 panels and a partial one. 300 rows are one block.
   std::mt19937 rng(1822);
   checkLinear({5, 300}, 250, rng, "5 rows, 300 -> 250 (packed)");
   checkLinear({17, 64}, 40, rng, "17 rows, 64 -> 40 (packed)");
@@ -1652,7 +1651,7 @@ TEST_CASE("kernel: nn.Linear on the packed-weight kernel and on sgemm") {
 }
 
 TEST_CASE("kernel: nn.Linear on 48 random shapes against the reference") {
-  // Rows from 1 through the packed-weight kernel (up to 256 rows) to sgemm, features 1 to 300 in
+  // Rows from 1 to 300 (one block of the packed-weight kernel), features 1 to 300 in
   // and out, on 1 and 2 threads; under both kernel sets by ctest. Tolerance 1e-5 scaled by
   // in_features / 128 past 128 (float sums, as for the random convolutions).
   std::mt19937 rng(1824);
@@ -1671,10 +1670,11 @@ TEST_CASE("kernel: nn.Linear on 48 random shapes against the reference") {
 }
 
 TEST_CASE("kernel: nn.Linear over many rows, blocks of rows on the threads, GELU fused") {
-  // Above 256 rows at 2 threads, blocks of rows (at most 512 KB of
-  // outputs each: 336 rows of 384 features) go to the threads, each
-  // block's bias and GELU applied after its sgemm. 1500 rows are four full
-  // blocks and one of 156; 1 thread runs one sgemm. Fused and not.
+  // With two blocks of rows or more per thread (blocks of at most 512 KB
+  // of outputs: 336 rows of 384 features), the blocks go to the threads,
+  // each block's bias and GELU applied after its product. 1500 rows are
+  // four full blocks and one of 156; 1 thread runs them one after
+  // another. Fused and not.
   std::mt19937 rng(1825);
   const int64_t rows = 1500, in = 40, out = 384;
   auto x = uniform(rng, rows * in), w = uniform(rng, out * in), b = uniform(rng, out);
