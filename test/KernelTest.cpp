@@ -1597,6 +1597,20 @@ TEST_CASE("kernel: nn.ConvTranspose2d strided, padded, dilated, grouped") {
 namespace {
 /// Runs nn.Linear (in -> out features, with bias) on `inShape` and checks
 /// it against a direct sum.
+/// x (rows × in) times wᵀ (w: out × in) plus b, as direct sums in double.
+std::vector<double> linearRef(const std::vector<float> &x, const std::vector<float> &w,
+                              const std::vector<float> &b, int64_t rows, int64_t in, int64_t out) {
+  std::vector<double> ref;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double acc = b[size_t(o)];
+      for (int64_t i = 0; i < in; ++i)
+        acc += double(x[size_t(r * in + i)]) * double(w[size_t(o * in + i)]);
+      ref.push_back(acc);
+    }
+  return ref;
+}
+
 void checkLinear(const Dims &inShape, int64_t outFeatures, std::mt19937 &rng,
                  const std::string &what, double tol = kAtol) {
   CAPTURE(what);
@@ -1605,14 +1619,7 @@ void checkLinear(const Dims &inShape, int64_t outFeatures, std::mt19937 &rng,
   outShape.back() = outFeatures;
   auto x = uniform(rng, count(inShape)), w = uniform(rng, outFeatures * inFeatures),
        b = uniform(rng, outFeatures);
-  std::vector<double> ref;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t o = 0; o < outFeatures; ++o) {
-      double acc = b[size_t(o)];
-      for (int64_t i = 0; i < inFeatures; ++i)
-        acc += double(x[size_t(r * inFeatures + i)]) * double(w[size_t(o * inFeatures + i)]);
-      ref.push_back(acc);
-    }
+  std::vector<double> ref = linearRef(x, w, b, rows, inFeatures, outFeatures);
   ModulePtr m = weightedOp(
       "nn.Linear", inShape,
       {{"in_features", i64(inFeatures)}, {"out_features", i64(outFeatures)}, {"bias", flag(true)}},
@@ -1678,14 +1685,9 @@ TEST_CASE("kernel: nn.Linear over many rows, blocks of rows on the threads, GELU
   std::mt19937 rng(1825);
   const int64_t rows = 1500, in = 40, out = 384;
   auto x = uniform(rng, rows * in), w = uniform(rng, out * in), b = uniform(rng, out);
-  std::vector<double> ref;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t o = 0; o < out; ++o) {
-      double acc = b[size_t(o)];
-      for (int64_t i = 0; i < in; ++i)
-        acc += double(x[size_t(r * in + i)]) * double(w[size_t(o * in + i)]);
-      ref.push_back(acc * 0.5 * (1.0 + std::erf(acc / std::sqrt(2.0))));
-    }
+  std::vector<double> ref = linearRef(x, w, b, rows, in, out);
+  for (double &v : ref)
+    v *= 0.5 * (1.0 + std::erf(v / std::sqrt(2.0)));
   auto constant = [](const std::string &name, const Dims &shape, const std::vector<float> &v) {
     std::vector<uint8_t> bytes(v.size() * sizeof(float));
     std::memcpy(bytes.data(), v.data(), bytes.size());
