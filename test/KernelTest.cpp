@@ -212,6 +212,15 @@ struct WeightArg {
   std::vector<float> data;
 };
 
+/// An f32 constant of `shape` holding `v`, as a weight the importer reads.
+Expr floatConstant(const std::string &name, const Dims &shape, const std::vector<float> &v) {
+  REQUIRE(size_t(count(shape)) == v.size());
+  std::vector<uint8_t> bytes(v.size() * sizeof(float));
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  return Expr(
+      tensorConstant(name, tensorType(DType::F32, shape), TensorData::owned(std::move(bytes))));
+}
+
 /// main(%x) = op(%x, weights...) built in C++ so the weights carry data,
 /// arguments laid out as the importer does (data first, then weights).
 ModulePtr weightedOp(const std::string &op, const Dims &in, Attrs attrs,
@@ -220,11 +229,7 @@ ModulePtr weightedOp(const std::string &op, const Dims &in, Attrs attrs,
   std::vector<Expr> args{x};
   std::vector<ArgKey> keys{ArgKey{}};
   for (const WeightArg &w : weights) {
-    REQUIRE(size_t(count(w.shape)) == w.data.size());
-    std::vector<uint8_t> bytes(w.data.size() * sizeof(float));
-    std::memcpy(bytes.data(), w.data.data(), bytes.size());
-    args.push_back(tensorConstant("op." + w.key, tensorType(DType::F32, w.shape),
-                                  TensorData::owned(std::move(bytes))));
+    args.push_back(floatConstant("op." + w.key, w.shape, w.data));
     keys.push_back({ArgRole::Weight, w.key});
   }
   Call c = call(op, args, std::move(attrs), keys, "op");
@@ -1595,8 +1600,6 @@ TEST_CASE("kernel: nn.ConvTranspose2d strided, padded, dilated, grouped") {
 }
 
 namespace {
-/// Runs nn.Linear (in -> out features, with bias) on `inShape` and checks
-/// it against a direct sum.
 /// x (rows × in) times wᵀ (w: out × in) plus b, as direct sums in double.
 std::vector<double> linearRef(const std::vector<float> &x, const std::vector<float> &w,
                               const std::vector<float> &b, int64_t rows, int64_t in, int64_t out) {
@@ -1611,6 +1614,8 @@ std::vector<double> linearRef(const std::vector<float> &x, const std::vector<flo
   return ref;
 }
 
+/// Runs nn.Linear (in -> out features, with bias) on `inShape` and checks
+/// it against a direct sum.
 void checkLinear(const Dims &inShape, int64_t outFeatures, std::mt19937 &rng,
                  const std::string &what, double tol = kAtol) {
   CAPTURE(what);
@@ -1688,17 +1693,12 @@ TEST_CASE("kernel: nn.Linear over many rows, blocks of rows on the threads, GELU
   std::vector<double> ref = linearRef(x, w, b, rows, in, out);
   for (double &v : ref)
     v *= 0.5 * (1.0 + std::erf(v / std::sqrt(2.0)));
-  auto constant = [](const std::string &name, const Dims &shape, const std::vector<float> &v) {
-    std::vector<uint8_t> bytes(v.size() * sizeof(float));
-    std::memcpy(bytes.data(), v.data(), bytes.size());
-    return Expr(
-        tensorConstant(name, tensorType(DType::F32, shape), TensorData::owned(std::move(bytes))));
-  };
   Var xv = var("x", tensorType(DType::F32, {rows, in}));
-  Call lin = call("nn.Linear",
-                  {Expr(xv), constant("fc.weight", {out, in}, w), constant("fc.bias", {out}, b)},
-                  {{"in_features", i64(in)}, {"out_features", i64(out)}, {"bias", flag(true)}},
-                  {ArgKey{}, {ArgRole::Weight, "weight"}, {ArgRole::Weight, "bias"}}, "fc");
+  Call lin =
+      call("nn.Linear",
+           {Expr(xv), floatConstant("fc.weight", {out, in}, w), floatConstant("fc.bias", {out}, b)},
+           {{"in_features", i64(in)}, {"out_features", i64(out)}, {"bias", flag(true)}},
+           {ArgKey{}, {ArgRole::Weight, "weight"}, {ArgRole::Weight, "bias"}}, "fc");
   Call gelu = call("nn.GELU", {Expr(lin)}, {}, {}, "gelu");
   auto m = std::make_shared<Module>();
   m->add(make<const FunctionNode>("main", std::vector<Var>{xv}, Expr(gelu), Type(), false));
@@ -2115,12 +2115,6 @@ void checkExpandDepthwise(int64_t N, int64_t C, int64_t H, int64_t W, int64_t E,
   ConvShapes s1 = convShapes(pw), s2 = convShapes(dw);
   auto x = uniform(rng, count(s1.in)), w1 = uniform(rng, count(s1.weight)), b1 = uniform(rng, E),
        w2 = uniform(rng, count(s2.weight)), b2 = uniform(rng, E);
-  auto constant = [](const std::string &name, const Dims &shape, const std::vector<float> &v) {
-    std::vector<uint8_t> bytes(v.size() * sizeof(float));
-    std::memcpy(bytes.data(), v.data(), bytes.size());
-    return Expr(tensorConstant(name, tensorType(DType::F32, shape),
-                               TensorData::owned(std::move(bytes))));
-  };
   auto convAttrs = [](const ConvSpec &s) {
     return Attrs{{"in_channels", i64(s.C)},
                  {"out_channels", i64(s.OC)},
@@ -2134,13 +2128,15 @@ void checkExpandDepthwise(int64_t N, int64_t C, int64_t H, int64_t W, int64_t E,
   };
   std::vector<ArgKey> keys{ArgKey{}, {ArgRole::Weight, "weight"}, {ArgRole::Weight, "bias"}};
   Var xv = var("x", tensorType(DType::F32, s1.in));
-  Call c1 = call("nn.Conv2d",
-                 {Expr(xv), constant("pw.weight", s1.weight, w1), constant("pw.bias", {E}, b1)},
-                 convAttrs(pw), keys, "pw");
+  Call c1 =
+      call("nn.Conv2d",
+           {Expr(xv), floatConstant("pw.weight", s1.weight, w1), floatConstant("pw.bias", {E}, b1)},
+           convAttrs(pw), keys, "pw");
   Call a1 = call("nn.ReLU6", {Expr(c1)}, {}, {}, "relu6");
-  Call c2 = call("nn.Conv2d",
-                 {Expr(a1), constant("dw.weight", s2.weight, w2), constant("dw.bias", {E}, b2)},
-                 convAttrs(dw), keys, "dw");
+  Call c2 =
+      call("nn.Conv2d",
+           {Expr(a1), floatConstant("dw.weight", s2.weight, w2), floatConstant("dw.bias", {E}, b2)},
+           convAttrs(dw), keys, "dw");
   Call a2 = call(act2, {Expr(c2)}, {}, {}, "act2");
   Expr body = alsoOut ? Expr(tuple({Expr(a2), Expr(a1)})) : Expr(a2);
   auto m = std::make_shared<Module>();

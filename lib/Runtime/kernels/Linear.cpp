@@ -54,9 +54,10 @@ public:
     };
     // Few blocks run one after another, each product over the threads;
     // shared out, each block's product runs as a team of its own thread.
+    const int64_t slice = blockFloats();
     if (team > 1)
       parallelFor(blocks, true, [&](int64_t i) {
-        float *mine = ws + omp_get_thread_num() * blockFloats();
+        float *mine = ws + omp_get_thread_num() * slice;
         alone([&] { one(i, mine); });
       });
     else
@@ -67,9 +68,7 @@ public:
 private:
   /// Rows a block takes: whole strips of 6 (the panel kernel's columns),
   /// its outputs and its packed rows of x each within kBlockBytes, at
-  /// least kMinBlockRows (the weight streams once a block). Above 256
-  /// rows the layer was one sgemm, then a pass over the whole output for
-  /// the bias and activation on the calling thread (docs/performance.md).
+  /// least kMinBlockRows (the weight streams once a block).
   int64_t blockRows() const {
     const int64_t widest = std::max(in_, out_) * int64_t(sizeof(float));
     const int64_t rows = std::max(kMinBlockRows, kBlockBytes / widest / 6 * 6);
